@@ -1,0 +1,39 @@
+// The rank library: where this process sits in the job, from whatever the scheduler (or
+// aml-launch) put in the environment. No sockets, no threads; read once, then cached.
+#pragma once
+
+#include <aml/error.hpp>
+#include <aml/topology.hpp>
+
+namespace aml {
+
+// This process's view of the job. For a per-process source it is the scheduler's rank; for
+// a node-level source seen without a launcher (a Kubeflow pod running the script directly,
+// a plain `python train.py`) this process is the only one on its node.
+struct ProcessTopology {
+  Topology job;
+  int rank = 0;
+  int local_rank = 0;
+  int local_world_size = 1;
+  int world_size = 1;
+  int node_rank = 0;
+  bool in_training_world = true;  // false for TensorFlow `ps` and `evaluator` tasks
+};
+
+// The topology, or the error that the environment gave. Never throws.
+const Result<ProcessTopology>& try_topology();
+// The topology; throws std::runtime_error with the message when the environment is broken.
+const ProcessTopology& topology();
+
+// True exactly for global rank 0 of the training world (TensorFlow: the chief, or worker 0
+// when there is no chief). True without any distributed environment, false when the
+// environment is broken (try_topology() says why).
+bool is_master();
+// These return -1 when the environment is broken.
+int rank();
+int local_rank();
+int world_size();
+int local_world_size();
+int node_rank();
+
+}  // namespace aml

@@ -1,0 +1,42 @@
+// The rank topology of a job as aml-launch detects it (DESIGN §2).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aml {
+
+// per_process: the scheduler started every rank; this process is one of them.
+// per_node: one launcher per node spawns nproc_per_node workers.
+enum class Launch { per_process, per_node };
+
+std::string_view to_string(Launch launch);
+
+struct Topology {
+  std::string source;  // the DESIGN §2 source id: "openmpi", "torch-env", "slurm", ...
+  std::string reason;  // which variables made that source match, for people
+  Launch launch = Launch::per_node;
+
+  int nnodes = 1;
+  int node_rank = 0;
+  int nproc_per_node = 1;  // the local world size
+  int world_size = 1;
+
+  // This process's own place in a per-process launch. -1 in a per-node launch (the launcher
+  // has no rank) and for TensorFlow `ps` / `evaluator` tasks, which are outside the training
+  // world.
+  int rank = -1;
+  int local_rank = -1;
+  std::string role = "default";  // ROLE_NAME: torchrun's "default", or the TF task type
+
+  std::string master_addr;
+  int master_port = 0;  // 0: none was given; the launcher picks a free one
+  std::string run_id;   // the scheduler's job or run id, when it gives one
+
+  std::vector<std::string> notes;  // assumptions worth telling people (text output)
+
+  bool in_training_world() const { return launch == Launch::per_node || rank >= 0; }
+};
+
+}  // namespace aml

@@ -1,0 +1,48 @@
+#include "help_text.hpp"
+
+namespace aml {
+
+const char* const kHelpFooter = R"(
+Where the topology comes from (the first source present wins; flags override any field):
+   1 torchrun     TORCHELASTIC_RUN_ID: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE GROUP_RANK
+                  GROUP_WORLD_SIZE MASTER_ADDR MASTER_PORT ROLE_NAME
+   2 aml-launch   AML_LAUNCH_WORKER (a worker of aml-launch): the variables it set, below
+   3 tf-config    TF_CONFIG with a task: rank = chief/master first, then workers;
+                  ps and evaluator tasks are outside the training world
+   4 openmpi      OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE; node = rank / local
+                  size; master: MASTER_ADDR, AZ_BATCH_MASTER_NODE (host of addr:port),
+                  AZ_BATCHAI_MPI_MASTER_NODE; port MASTER_PORT, else 6105
+   5 mvapich      MV2_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE
+     mpich        PMI_RANK PMI_SIZE MPI_LOCALRANKID MPI_LOCALNRANKS (Hydra, Intel MPI)
+   6 slurm        SLURM_PROCID inside a step (SLURM_STEP_ID): SLURM_NTASKS SLURM_LOCALID
+                  SLURM_NODEID SLURM_STEP_TASKS_PER_NODE SLURM_NTASKS_PER_NODE; master: first
+                  host of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST; port 15000 + job id % 10000
+   7 kubeflow     PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE PET_MASTER_ADDR PET_MASTER_PORT
+                  (the pod-level RANK and WORLD_SIZE are not read)
+   8 torch-env    RANK WORLD_SIZE [LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK] MASTER_ADDR
+                  MASTER_PORT (Azure ML PyTorch, any env:// launcher)
+   9 torch-env    NODE_RANK MASTER_ADDR without RANK: one launcher per node; nodes = WORLD_SIZE
+  10 sagemaker    SM_HOSTS SM_CURRENT_HOST SM_NUM_GPUS
+  11 lsf          JSM_NAMESPACE_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE, LSB_DJOB_RANKFILE
+  12 standalone   nothing above: one node, master 127.0.0.1, a free port
+  Also read: CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES (--nproc-per-node auto),
+  AZUREML_RUN_ID, SLURM_JOB_ID, LSB_JOBID, TRAINING_JOB_NAME (run id), OMP_NUM_THREADS,
+  NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME (kept when set).
+
+Launch: a node-level source spawns --nproc-per-node workers (auto: the visible GPUs, else 1).
+A process-level source runs the command once as that rank, unless --nproc-per-node N is given
+and this process is alone on its node: then the scheduler's ranks are node ranks and N workers
+are spawned (Azure ML with process_count_per_node=1).
+
+Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
+GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
+AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
+OMP_NUM_THREADS when unset (CPUs / local workers), and on a multi-node job NCCL_SOCKET_IFNAME
+and GLOO_SOCKET_IFNAME (the interface whose route reaches MASTER_ADDR) when unset.
+
+Exit status: the first failed worker's exit code, 128+N when it died of signal N; 0 when every
+worker exited 0; 2 for bad flags or a bad environment (nothing was started); 127 when the
+command cannot be run.
+)";
+
+}  // namespace aml

@@ -1,0 +1,115 @@
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "help_text.hpp"
+#include "topology/numbers.hpp"
+
+#ifndef AML_VERSION
+#define AML_VERSION "unknown"
+#endif
+#ifndef AML_GIT_COMMIT
+#define AML_GIT_COMMIT "unknown"
+#endif
+
+namespace aml {
+namespace {
+
+// Flags are taken as text and read with the same number rules as the environment, so that an
+// error names the flag and its value the same way.
+struct RawFlags {
+  std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
+  std::string term_timeout;
+};
+
+Result<std::optional<int>> flag_number(const std::string& flag, const std::string& text, int min) {
+  if (text.empty()) return std::optional<int>();
+  auto value = parse_number(flag, text, min, kMaxCount);
+  if (!value) return value.error();
+  return std::optional<int>(*value);
+}
+
+std::optional<Error> finish(const RawFlags& raw, Options& options) {
+  auto nnodes = flag_number("--nnodes", raw.nnodes, 1);
+  if (!nnodes) return nnodes.error();
+  auto node_rank = flag_number("--node-rank", raw.node_rank, 0);
+  if (!node_rank) return node_rank.error();
+  options.overrides.nnodes = *nnodes;
+  options.overrides.node_rank = *node_rank;
+  if (!raw.nproc_per_node.empty() && raw.nproc_per_node != "auto") {
+    auto nproc = parse_number("--nproc-per-node", raw.nproc_per_node, 1, kMaxCount);
+    if (!nproc) return invalid("--nproc-per-node", raw.nproc_per_node, "auto or a whole number >= 1");
+    options.overrides.nproc_per_node = *nproc;
+  }
+  if (!raw.master_port.empty()) {
+    auto port = parse_port("--master-port", raw.master_port);
+    if (!port) return port.error();
+    options.overrides.master_port = *port;
+  }
+  if (!raw.master_addr.empty()) options.overrides.master_addr = raw.master_addr;
+  if (raw.format == "json") {
+    options.format = OutputFormat::json;
+  } else if (raw.format != "text") {
+    return invalid("--format", raw.format, "json or text");
+  }
+  if (!raw.term_timeout.empty()) {
+    char* end = nullptr;
+    double seconds = std::strtod(raw.term_timeout.c_str(), &end);
+    if (end == raw.term_timeout.c_str() || *end != '\0' || !(seconds >= 0) || seconds > 86400) {
+      return invalid("--term-timeout", raw.term_timeout, "seconds from 0 to 86400");
+    }
+    options.term_timeout_seconds = seconds;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) {
+  Options options;
+  RawFlags raw;
+  CLI::App app{
+      "aml-launch: work out RANK, WORLD_SIZE, MASTER_ADDR ... from whatever the scheduler set,\n"
+      "then start and supervise the workers of a distributed training job.\n\n"
+      "usage: aml-launch [OPTIONS] -- COMMAND [ARGS...]\n"
+      "       aml-launch --dry-run --format json [OPTIONS] [-- COMMAND ...]\n",
+      "aml-launch"};
+  app.set_version_flag("--version", std::string("aml-launch ") + AML_VERSION + " (commit " +
+                                        AML_GIT_COMMIT + ")");
+  app.add_option("--nnodes", raw.nnodes, "Number of nodes (overrides the scheduler's)");
+  app.add_option("--node-rank", raw.node_rank, "This node's index, 0-based (overrides the scheduler's)");
+  app.add_option("--nproc-per-node", raw.nproc_per_node,
+                 "Workers to spawn on this node: N or auto (the visible GPUs, else 1)");
+  app.add_option("--master-addr", raw.master_addr, "Address of node 0 (overrides MASTER_ADDR and the like)");
+  app.add_option("--master-port", raw.master_port, "The job's rendezvous port on node 0");
+  app.add_option("--run-id", options.run_id, "Run id given to the workers (default: the scheduler's)");
+  app.add_option("--term-timeout", raw.term_timeout,
+                 "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
+  app.add_flag("--dry-run", options.dry_run, "Print the launch plan and start nothing");
+  app.add_option("--format", raw.format, "Output of --dry-run: text (default) or json");
+  app.footer(kHelpFooter);
+  app.prefix_command();  // everything from the first non-option (or after --) is the command
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return ExitNow{0};
+  } catch (const CLI::CallForVersion&) {
+    std::cout << app.version() << "\n";
+    return ExitNow{0};
+  } catch (const CLI::ParseError& e) {
+    return invalid("command line", e.get_name(), std::string(e.what()) + "; see --help");
+  }
+  options.command = app.remaining();
+  if (!options.command.empty() && options.command.front() == "--") {
+    options.command.erase(options.command.begin());
+  } else if (!options.command.empty() && options.command.front().starts_with("-")) {
+    return invalid("command line", options.command.front(), "a known option (see --help), or -- before the command");
+  }
+  if (auto error = finish(raw, options)) return *error;
+  return options;
+}
+
+}  // namespace aml

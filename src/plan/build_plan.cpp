@@ -1,0 +1,32 @@
+#include "plan/launch_plan.hpp"
+
+namespace aml {
+
+LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
+  LaunchPlan plan;
+  plan.topology = topology;
+  plan.command = inputs.command;
+  plan.run_id = !inputs.run_id.empty() ? inputs.run_id : topology.run_id;
+  if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
+  // Until the rendezvous store owns the job's port, the workers' process group uses it.
+  plan.worker_master_port = plan.topology.master_port;
+
+  const bool want_ifname = topology.nnodes > 1 && !inputs.route_ifname.empty() &&
+                           !(inputs.nccl_ifname_set && inputs.gloo_ifname_set);
+  if (want_ifname) plan.socket_ifname = inputs.route_ifname;
+  plan.socket_ifname_reason = topology.nnodes > 1 ? inputs.route_reason : "single node: not needed";
+
+  if (topology.launch == Launch::per_process) {
+    plan.workers.push_back({topology.rank, topology.local_rank, {}});
+  } else {
+    for (int local = 0; local < topology.nproc_per_node; ++local) {
+      plan.workers.push_back({topology.node_rank * topology.nproc_per_node + local, local, {}});
+    }
+  }
+  for (WorkerPlan& worker : plan.workers) {
+    worker.env = worker_env(plan, inputs, worker.rank, worker.local_rank);
+  }
+  return plan;
+}
+
+}  // namespace aml

@@ -1,0 +1,55 @@
+// A launch plan: what every local worker runs with. A value that --dry-run prints and the
+// supervisor executes (DESIGN §1 data flow).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <aml/topology.hpp>
+
+namespace aml {
+
+// Ordered name/value pairs: the variables a worker gets on top of the launcher's environment.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+
+struct WorkerPlan {
+  int rank = -1;  // -1: a TensorFlow ps / evaluator task, outside the training world
+  int local_rank = 0;
+  EnvList env;
+};
+
+struct LaunchPlan {
+  Topology topology;
+  std::vector<std::string> command;
+  std::string run_id;
+  int worker_master_port = 0;  // MASTER_PORT the workers' own process group uses
+  std::string socket_ifname;   // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
+  std::string socket_ifname_reason;
+  std::vector<WorkerPlan> workers;
+};
+
+// Facts gathered from the machine and the network before the plan is built, so that
+// build_plan itself stays pure.
+struct PlanInputs {
+  std::vector<std::string> command;
+  std::string run_id;          // from --run-id, else the scheduler's, else generated
+  int free_port = 0;           // a free local port, used when the job names none
+  std::string route_ifname;    // the interface whose route reaches MASTER_ADDR
+  std::string route_reason;    // how it was found, or why none was
+  int cpu_count = 1;
+  int restart_count = 0;
+  bool omp_threads_set = false;         // OMP_NUM_THREADS already in the environment
+  bool nccl_ifname_set = false;         // NCCL_SOCKET_IFNAME already in the environment
+  bool gloo_ifname_set = false;         // GLOO_SOCKET_IFNAME already in the environment
+};
+
+LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);
+
+// The variables of DESIGN §3 for one worker.
+EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, int local_rank);
+
+std::string plan_json(const LaunchPlan& plan);
+std::string plan_text(const LaunchPlan& plan);
+
+}  // namespace aml

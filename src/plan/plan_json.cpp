@@ -1,0 +1,35 @@
+#include <nlohmann/json.hpp>
+
+#include "plan/launch_plan.hpp"
+
+namespace aml {
+
+std::string plan_json(const LaunchPlan& plan) {
+  const Topology& t = plan.topology;
+  nlohmann::ordered_json out;
+  out["source"] = t.source;
+  out["reason"] = t.reason;
+  out["launch"] = std::string(to_string(t.launch));
+  out["nnodes"] = t.nnodes;
+  out["node_rank"] = t.node_rank;
+  out["nproc_per_node"] = t.nproc_per_node;
+  out["world_size"] = t.world_size;
+  out["master_addr"] = t.master_addr;
+  out["master_port"] = t.master_port;
+  out["worker_master_port"] = plan.worker_master_port;
+  out["run_id"] = plan.run_id;
+  out["role"] = t.role;
+  out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan.socket_ifname);
+  out["socket_ifname_reason"] = plan.socket_ifname_reason;
+  out["notes"] = t.notes;
+  out["command"] = plan.command;
+  auto& workers = out["workers"] = nlohmann::ordered_json::array();
+  for (const WorkerPlan& worker : plan.workers) {
+    nlohmann::ordered_json env = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : worker.env) env[name] = value;
+    workers.push_back({{"rank", worker.rank}, {"local_rank", worker.local_rank}, {"env", env}});
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace aml

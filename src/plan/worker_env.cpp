@@ -1,0 +1,47 @@
+#include <algorithm>
+#include <string>
+
+#include "plan/launch_plan.hpp"
+#include "topology/worker_marker.hpp"
+
+namespace aml {
+
+EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, int local_rank) {
+  const Topology& t = plan.topology;
+  EnvList env;
+  auto set = [&env](std::string_view name, std::string value) {
+    env.emplace_back(std::string(name), std::move(value));
+  };
+  auto number = [](int value) { return std::to_string(value); };
+  if (rank >= 0) {
+    set("RANK", number(rank));
+    set("LOCAL_RANK", number(local_rank));
+    set("WORLD_SIZE", number(t.world_size));
+    set("LOCAL_WORLD_SIZE", number(t.nproc_per_node));
+    set("NODE_RANK", number(t.node_rank));
+    set("GROUP_RANK", number(t.node_rank));
+    set("GROUP_WORLD_SIZE", number(t.nnodes));
+    set("ROLE_RANK", number(rank));
+    set("ROLE_WORLD_SIZE", number(t.world_size));
+  }
+  set("ROLE_NAME", t.role);
+  set("MASTER_ADDR", t.master_addr);
+  set("MASTER_PORT", number(plan.worker_master_port));
+  set(kWorkerMarker, "1");
+  set(kSourceVariable, t.source);
+  set(kRunIdVariable, plan.run_id);
+  set(kRestartCountVariable, number(inputs.restart_count));
+  set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
+  if (!inputs.omp_threads_set) {
+    // Each local worker gets its share of the CPUs, so that N workers do not each start a
+    // thread per core and fight over them.
+    set("OMP_NUM_THREADS", number(std::max(1, inputs.cpu_count / std::max(1, t.nproc_per_node))));
+  }
+  if (!plan.socket_ifname.empty()) {
+    if (!inputs.nccl_ifname_set) set("NCCL_SOCKET_IFNAME", plan.socket_ifname);
+    if (!inputs.gloo_ifname_set) set("GLOO_SOCKET_IFNAME", plan.socket_ifname);
+  }
+  return env;
+}
+
+}  // namespace aml

@@ -1,0 +1,12 @@
+// Exit statuses the way shells report them: the exit code, or 128 + N for signal N.
+#pragma once
+
+#include <string>
+
+namespace aml {
+
+int exit_code_of(int wait_status);
+// "exit code 7" or "signal 9 (SIGKILL)".
+std::string describe_wait_status(int wait_status);
+
+}  // namespace aml

@@ -1,0 +1,41 @@
+#include "supervisor/spawn.hpp"
+
+#include <spawn.h>
+#include <string.h>
+
+namespace aml {
+namespace {
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Result<pid_t> spawn_worker(const SpawnRequest& request) {
+  if (request.argv.empty()) return missing("command", "a command to run after --");
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Own process group (so that signals reach the worker's whole tree), the launcher's original
+  // mask, and default dispositions for everything the launcher handles itself.
+  sigset_t defaults;
+  sigfillset(&defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &request.signal_mask);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  std::vector<char*> argv = c_strings(request.argv);
+  std::vector<char*> envp = c_strings(request.environ);
+  // posix_spawnp searches PATH in the launcher's environment, as a shell would.
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return invalid("command", request.argv[0], std::string("a program that can run (") + strerrordesc_np(rc) + ")");
+  return pid;
+}
+
+}  // namespace aml

@@ -1,0 +1,23 @@
+// Starting one worker: posix_spawn, its own process group, the argv executed directly.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include <aml/error.hpp>
+
+namespace aml {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;      // argv[0] is looked up in PATH like execvp
+  std::vector<std::string> environ;   // "NAME=value" entries, the whole environment
+  sigset_t signal_mask;               // the mask the worker starts with (the launcher's original)
+};
+
+// The pid of the started worker, leader of a new process group; an error names the command.
+Result<pid_t> spawn_worker(const SpawnRequest& request);
+
+}  // namespace aml

@@ -1,0 +1,77 @@
+#include <string>
+
+#include "topology/detect.hpp"
+
+namespace aml {
+namespace {
+
+// A process-level source with one process on this node and an explicit --nproc-per-node N:
+// the scheduler's ranks are node ranks (Azure ML's process_count_per_node=1), spawn N here.
+bool becomes_per_node(const Topology& t) {
+  return t.nproc_per_node == 1 && t.local_rank == 0 && t.rank >= 0;
+}
+
+// Only the flags can make the node rank reach the node count: every source checks its own.
+Result<Topology> check_node_rank(Topology t, const Overrides& o) {
+  if (t.node_rank < t.nnodes) return t;
+  return invalid(o.node_rank ? "--node-rank" : "--nnodes",
+                 std::to_string(o.node_rank ? t.node_rank : t.nnodes),
+                 "a node rank below the node count (node rank " + std::to_string(t.node_rank) +
+                     ", " + std::to_string(t.nnodes) + " nodes)");
+}
+
+Result<Topology> apply_per_process_flags(Topology t, const Overrides& o) {
+  if (o.node_rank) {
+    t.node_rank = *o.node_rank;
+    t.rank = t.node_rank * t.nproc_per_node + t.local_rank;
+  }
+  if (o.nnodes) {
+    t.nnodes = *o.nnodes;
+    t.world_size = t.nnodes * t.nproc_per_node;
+  }
+  return check_node_rank(std::move(t), o);
+}
+
+}  // namespace
+
+Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
+  Topology t = std::move(detected.topology);
+  if (t.launch == Launch::per_process && o.nproc_per_node && *o.nproc_per_node != t.nproc_per_node) {
+    if (!becomes_per_node(t)) {
+      return invalid("--nproc-per-node", std::to_string(*o.nproc_per_node),
+                     "no --nproc-per-node here: " + t.source + " already started " +
+                         std::to_string(t.nproc_per_node) +
+                         " processes on this node, one per rank (it may be given only as " +
+                         std::to_string(t.nproc_per_node) + ")");
+    }
+    t.launch = Launch::per_node;
+    t.nnodes = t.world_size;
+    t.node_rank = t.rank;
+    t.rank = t.local_rank = -1;
+    t.notes.push_back("one process per node with --nproc-per-node " + std::to_string(*o.nproc_per_node) +
+                      ": the scheduler's ranks are node ranks");
+  }
+  if (t.launch == Launch::per_node) {
+    if (o.nnodes) t.nnodes = *o.nnodes;
+    if (o.node_rank) t.node_rank = *o.node_rank;
+    if (o.nproc_per_node) t.nproc_per_node = *o.nproc_per_node;
+    t.world_size = t.nnodes * t.nproc_per_node;
+  }
+  auto adjusted = t.launch == Launch::per_node || t.rank < 0 ? check_node_rank(std::move(t), o)
+                                                             : apply_per_process_flags(std::move(t), o);
+  if (!adjusted) return adjusted.error();
+  t = std::move(*adjusted);
+  if (o.master_addr) t.master_addr = *o.master_addr;
+  if (o.master_port) t.master_port = *o.master_port;
+  if (t.master_addr.empty()) {
+    if (t.nnodes > 1) {
+      return missing(detected.master_variables,
+                     "a " + std::to_string(t.nnodes) +
+                         "-node job needs the address of node 0 (or --master-addr)");
+    }
+    t.master_addr = "127.0.0.1";
+  }
+  return t;
+}
+
+}  // namespace aml

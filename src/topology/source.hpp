@@ -1,0 +1,47 @@
+// One topology source of DESIGN §2: when it is present, and how its variables are read.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <aml/error.hpp>
+#include <aml/topology.hpp>
+
+#include "topology/env.hpp"
+
+namespace aml {
+
+// Explicit CLI flags; each one overrides what was detected.
+struct Overrides {
+  std::optional<int> nnodes;
+  std::optional<int> node_rank;
+  std::optional<int> nproc_per_node;  // an explicit number; `auto` is "not given"
+  std::optional<std::string> master_addr;
+  std::optional<int> master_port;
+};
+
+struct DetectContext {
+  const Env& env;
+  const Machine& machine;
+  const Overrides& overrides;
+};
+
+// What a source read, before the launch rule and the overrides.
+struct Detected {
+  Topology topology;
+  // The variables that could have named node 0, for the error when a multi-node job names none.
+  std::string master_variables = "MASTER_ADDR";
+};
+
+struct Source {
+  std::string_view id;
+  bool (*present)(const Env& env);
+  Result<Detected> (*read)(const DetectContext& context);
+};
+
+// Every source, first match wins (DESIGN §2 table order).
+std::span<const Source> all_sources();
+
+}  // namespace aml

@@ -1,0 +1,40 @@
+// Source 1: a worker that torchrun (torch.distributed.run) started.
+#include "topology/master.hpp"
+#include "topology/process_level.hpp"
+#include "topology/sources.hpp"
+
+namespace aml {
+namespace {
+
+bool present(const Env& env) { return has(env, "TORCHELASTIC_RUN_ID"); }
+
+Result<Detected> read(const DetectContext& ctx) {
+  const Env& env = ctx.env;
+  auto fields = read_process_fields(env, {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});
+  if (!fields) return fields.error();
+  auto group_rank = optional_field(env, "GROUP_RANK", 0);
+  if (!group_rank) return group_rank.error();
+  auto group_world = optional_field(env, "GROUP_WORLD_SIZE", 1);
+  if (!group_world) return group_world.error();
+  fields->node_rank = *group_rank;
+  fields->nnodes = *group_world;
+  auto topology = process_level_topology(*fields, "torchrun");
+  if (!topology) return topology.error();
+  auto addr = read_host(env, "MASTER_ADDR");
+  if (!addr) return addr.error();
+  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
+  if (!port) return port.error();
+  Topology& t = *topology;
+  t.reason = "TORCHELASTIC_RUN_ID is set: torchrun started this process";
+  t.run_id = *find(env, "TORCHELASTIC_RUN_ID");
+  if (const std::string* role = find(env, "ROLE_NAME")) t.role = *role;
+  t.master_addr = addr->value_or("");
+  t.master_port = *port;
+  return Detected{std::move(t)};
+}
+
+}  // namespace
+
+const Source kTorchrunSource{"torchrun", present, read};
+
+}  // namespace aml

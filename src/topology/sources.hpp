@@ -1,0 +1,22 @@
+// The source table entries, one per file source_*.cpp, in DESIGN §2 order.
+#pragma once
+
+#include "topology/source.hpp"
+
+namespace aml {
+
+extern const Source kTorchrunSource;
+extern const Source kAmlLaunchSource;
+extern const Source kTfConfigSource;
+extern const Source kOpenMpiSource;
+extern const Source kMvapichSource;
+extern const Source kMpichSource;
+extern const Source kSlurmSource;
+extern const Source kKubeflowSource;
+extern const Source kTorchEnvProcessSource;
+extern const Source kTorchEnvNodeSource;
+extern const Source kSageMakerSource;
+extern const Source kLsfSource;
+extern const Source kStandaloneSource;
+
+}  // namespace aml

@@ -1,0 +1,13 @@
+// The variables by which aml-launch marks the workers it starts.
+#pragma once
+
+#include <string_view>
+
+namespace aml {
+
+inline constexpr std::string_view kWorkerMarker = "AML_LAUNCH_WORKER";
+inline constexpr std::string_view kRunIdVariable = "AML_LAUNCH_RUN_ID";
+inline constexpr std::string_view kRestartCountVariable = "AML_LAUNCH_RESTART_COUNT";
+inline constexpr std::string_view kSourceVariable = "AML_LAUNCH_SOURCE";
+
+}  // namespace aml
