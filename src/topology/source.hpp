@@ -15,11 +15,11 @@ namespace aml {
 
 // Explicit CLI flags; each one overrides what was detected.
 struct Overrides {
-  std::optional<int> nnodes;
-  std::optional<int> node_rank;
-  std::optional<int> nproc_per_node;  // an explicit number; `auto` is "not given"
-  std::optional<std::string> master_addr;
-  std::optional<int> master_port;
+  std::optional<int> nnodes = {};
+  std::optional<int> node_rank = {};
+  std::optional<int> nproc_per_node = {};  // an explicit number; `auto` is "not given"
+  std::optional<std::string> master_addr = {};
+  std::optional<int> master_port = {};
 };
 
 struct DetectContext {

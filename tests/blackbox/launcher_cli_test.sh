@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Black-box tests of aml-launch: exit statuses, errors before anything starts, the worker
+# environment, signals and fail-fast, against real processes.
+# usage: launcher_cli_test.sh AML_LAUNCH RANK_INFO
+set -u
+BIN=$1
+RANK_INFO=$2
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
+
+# Exit codes pass through, per-process and per-node.
+for code in 0 1 7 42 255; do
+  expect_status "exit $code passes through (standalone)" $code clean "$BIN" -- sh -c "exit $code"
+  expect_status "exit $code passes through (per-process MPI)" $code clean OMPI_COMM_WORLD_RANK=0 \
+    OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=1 "$BIN" -- sh -c "exit $code"
+done
+for sig in TERM KILL SEGV USR1; do
+  num=$(kill -l $sig)
+  expect_status "death by SIG$sig gives 128+$num" $((128 + num)) clean "$BIN" -- sh -c "kill -$sig \$\$"
+done
+
+# Bad input: exit 2, a message naming the variable, and the command never ran.
+out=$(clean RANK=8 WORLD_SIZE=8 "$BIN" -- touch "$WORK/ran" 2>&1); status=$?
+check "bad environment exits 2" [ $status = 2 ]
+check "bad environment names the variable and value" grep -q "RANK=8: expected a rank below WORLD_SIZE=8" <<<"$out"
+check "bad environment starts nothing" [ ! -e "$WORK/ran" ]
+out=$(clean "$BIN" --nproc-per-node lots -- touch "$WORK/ran" 2>&1); status=$?
+check "bad flag exits 2 naming it" bash -c "[ $status = 2 ] && grep -q -- '--nproc-per-node=lots' <<<'$out'"
+check "bad flag starts nothing" [ ! -e "$WORK/ran" ]
+expect_status "unknown option exits 2" 2 clean "$BIN" --no-such-flag -- true
+expect_status "no command exits 2" 2 clean "$BIN"
+out=$(clean "$BIN" -- /no/such/program 2>&1); status=$?
+check "a command that cannot run exits 127 naming it" bash -c "[ $status = 127 ] && grep -q /no/such/program <<<'$out'"
+
+# --help documents every flag and the variables read; --version.
+help=$(clean "$BIN" --help)
+for word in --nnodes --nproc-per-node --node-rank --master-addr --master-port --dry-run --format --run-id \
+            --term-timeout OMPI_COMM_WORLD_RANK AZ_BATCH_MASTER_NODE TF_CONFIG SLURM_STEP_NODELIST PET_NNODES \
+            SM_HOSTS JSM_NAMESPACE_RANK TORCHELASTIC_RUN_ID CUDA_VISIBLE_DEVICES NCCL_SOCKET_IFNAME; do
+  check "--help mentions $word" grep -q -- "$word" <<<"$help"
+done
+check "--version prints the version" bash -c "'$BIN' --version | grep -Eq '^aml-launch [0-9]+\.[0-9]+\.[0-9]+'"
+
+# --dry-run: JSON that parses, text for people, nothing started.
+json=$(clean "$BIN" --dry-run --format json --nproc-per-node 3 -- touch "$WORK/ran")
+check "--dry-run json parses with 3 workers" /usr/bin/python3 -c \
+  "import json,sys; p=json.loads(sys.argv[1]); assert [w['rank'] for w in p['workers']]==[0,1,2], p" "$json"
+check "--dry-run starts nothing" [ ! -e "$WORK/ran" ]
+text=$(clean "$BIN" --dry-run -- true)
+check "--dry-run text names the source and why" grep -q "source: *standalone (no scheduler variables" <<<"$text"
+
+# Workers get the DESIGN §3 environment, one per local rank.
+clean "$BIN" --nproc-per-node 3 -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $NODE_RANK $MASTER_ADDR $AML_LAUNCH_WORKER" > "$0/env.$RANK"' "$WORK"
+check "three workers each got their rank" bash -c "cat '$WORK'/env.* | sort | tr '\n' '|' | grep -qx '0 0 3 3 0 127.0.0.1 1|1 1 3 3 0 127.0.0.1 1|2 2 3 3 0 127.0.0.1 1|'"
+clean OMP_NUM_THREADS=7 "$BIN" -- sh -c 'echo $OMP_NUM_THREADS > "$0/omp"' "$WORK"
+check "OMP_NUM_THREADS already set is kept" grep -qx 7 "$WORK/omp"
+clean "$BIN" --nproc-per-node 2 -- sh -c 'echo $OMP_NUM_THREADS > "$0/omp.$RANK"' "$WORK"
+check "OMP_NUM_THREADS is set when unset" grep -Eqx '[1-9][0-9]*' "$WORK/omp.0"
+
+# The rank library agrees with the launcher.
+out=$(clean "$BIN" --nproc-per-node 2 -- "$RANK_INFO" | sort)
+check "rank_info under aml-launch: rank 0 is master" grep -q "rank 0 of 2, local rank 0 of 2, node 0, source aml-launch, is_master true" <<<"$out"
+check "rank_info under aml-launch: rank 1 is not" grep -q "rank 1 of 2, local rank 1 of 2, node 0, source aml-launch, is_master false" <<<"$out"
+
+# Fail fast: one worker exits 7, the others (sleeping) are stopped; the first failure is named.
+start=$(date +%s%N)
+out=$(clean "$BIN" --nproc-per-node 3 -- sh -c '[ "$RANK" = 1 ] && exit 7; exec sleep 60' 2>&1); status=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "fail-fast exits with the first failure's code" [ $status = 7 ]
+check "fail-fast does not wait for the sleepers (${elapsed_ms} ms)" [ $elapsed_ms -lt 10000 ]
+check "the failure summary names rank 1 and its exit code" grep -q "rank 1 (local rank 1) on node 0 .* failed first: exit code 7" <<<"$out"
+
+# A worker that ignores SIGTERM is killed after --term-timeout.
+start=$(date +%s%N)
+# Rank 0 fails only once rank 1 has set its trap.
+clean "$BIN" --nproc-per-node 2 --term-timeout 1 -- sh -c \
+  'if [ "$RANK" = 0 ]; then while [ ! -e "$0/trapped" ]; do sleep 0.01; done; exit 3; fi
+   trap "" TERM; touch "$0/trapped"; while :; do sleep 0.1; done' "$WORK" >/dev/null 2>&1
+status=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "TERM-ignoring worker is killed after the grace period (exit $status, ${elapsed_ms} ms)" \
+  bash -c "[ $status = 3 ] && [ $elapsed_ms -ge 900 ] && [ $elapsed_ms -lt 10000 ]"
+
+# Signals to the launcher reach every worker's group; TERM tears down.
+marker="aml-test-$$-$RANDOM"
+# env execs the launcher, so $! is the launcher itself.
+env -i PATH=/usr/bin:/bin MARK=$marker "$BIN" --nproc-per-node 2 -- sh -c \
+  'trap "echo got-usr1 > \"$0/usr1.$RANK\"" USR1; trap "exit 0" TERM; touch "$0/up.$RANK"; while :; do sleep 0.1; done' "$WORK" &
+launcher=$!
+for _ in $(seq 100); do [ -e "$WORK/up.0" ] && [ -e "$WORK/up.1" ] && break; sleep 0.05; done
+kill -USR1 $launcher; sleep 0.5
+kill -TERM $launcher; wait $launcher; status=$?
+check "USR1 forwarded to every worker" bash -c "[ -e '$WORK/usr1.0' ] && [ -e '$WORK/usr1.1' ]"
+check "TERM to the launcher stops the workers (exit $status)" [ $status = 0 ]
+
+# No process of the job is left: background children in the workers' groups go too.
+clean MARK=$marker "$BIN" --nproc-per-node 2 -- sh -c 'sleep 600 & [ "$RANK" = 1 ] && exit 5; wait' >/dev/null 2>&1
+sleep 0.2
+check "no process with the job's marker is left" bash -c "! grep -l 'MARK=$marker' /proc/[0-9]*/environ 2>/dev/null | grep -q ."
+
+finish

@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plan/launch_plan.hpp"
+
+namespace aml {
+namespace {
+
+const std::string* lookup(const EnvList& env, const std::string& name) {
+  auto it = std::find_if(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; });
+  return it == env.end() ? nullptr : &it->second;
+}
+
+Topology per_node(int nnodes, int node_rank, int nproc) {
+  Topology t;
+  t.source = "standalone";
+  t.launch = Launch::per_node;
+  t.nnodes = nnodes;
+  t.node_rank = node_rank;
+  t.nproc_per_node = nproc;
+  t.world_size = nnodes * nproc;
+  t.master_addr = "10.0.0.4";
+  t.master_port = 6105;
+  return t;
+}
+
+TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
+  PlanInputs inputs;
+  inputs.cpu_count = 8;
+  LaunchPlan plan = build_plan(per_node(2, 1, 4), inputs);
+  ASSERT_EQ(plan.workers.size(), 4u);
+  for (int local = 0; local < 4; ++local) {
+    const WorkerPlan& w = plan.workers[local];
+    EXPECT_EQ(w.rank, 4 + local);
+    EXPECT_EQ(*lookup(w.env, "RANK"), std::to_string(4 + local));
+    EXPECT_EQ(*lookup(w.env, "LOCAL_RANK"), std::to_string(local));
+    EXPECT_EQ(*lookup(w.env, "WORLD_SIZE"), "8");
+    EXPECT_EQ(*lookup(w.env, "LOCAL_WORLD_SIZE"), "4");
+    EXPECT_EQ(*lookup(w.env, "NODE_RANK"), "1");
+    EXPECT_EQ(*lookup(w.env, "GROUP_RANK"), "1");
+    EXPECT_EQ(*lookup(w.env, "GROUP_WORLD_SIZE"), "2");
+    EXPECT_EQ(*lookup(w.env, "ROLE_RANK"), std::to_string(4 + local));
+    EXPECT_EQ(*lookup(w.env, "ROLE_WORLD_SIZE"), "8");
+    EXPECT_EQ(*lookup(w.env, "MASTER_ADDR"), "10.0.0.4");
+    EXPECT_EQ(*lookup(w.env, "MASTER_PORT"), "6105");
+    EXPECT_EQ(*lookup(w.env, "AML_LAUNCH_WORKER"), "1");
+    EXPECT_EQ(*lookup(w.env, "TORCHELASTIC_RESTART_COUNT"), "0");
+    EXPECT_EQ(*lookup(w.env, "OMP_NUM_THREADS"), "2");  // 8 CPUs over 4 local workers
+  }
+}
+
+TEST(BuildPlan, OmpThreadsAtLeastOneAndNotOverridden) {
+  PlanInputs inputs;
+  inputs.cpu_count = 2;
+  EXPECT_EQ(*lookup(build_plan(per_node(1, 0, 8), inputs).workers[0].env, "OMP_NUM_THREADS"), "1");
+  inputs.omp_threads_set = true;
+  EXPECT_EQ(lookup(build_plan(per_node(1, 0, 8), inputs).workers[0].env, "OMP_NUM_THREADS"), nullptr);
+}
+
+TEST(BuildPlan, SocketInterfaceOnlyForMultiNodeAndOnlyWhenUnset) {
+  PlanInputs inputs;
+  inputs.route_ifname = "eth1";
+  inputs.route_reason = "route";
+  LaunchPlan multi = build_plan(per_node(2, 0, 1), inputs);
+  EXPECT_EQ(multi.socket_ifname, "eth1");
+  EXPECT_EQ(*lookup(multi.workers[0].env, "NCCL_SOCKET_IFNAME"), "eth1");
+  EXPECT_EQ(*lookup(multi.workers[0].env, "GLOO_SOCKET_IFNAME"), "eth1");
+  EXPECT_EQ(build_plan(per_node(1, 0, 1), inputs).socket_ifname, "");
+  inputs.nccl_ifname_set = true;
+  LaunchPlan kept = build_plan(per_node(2, 0, 1), inputs);
+  EXPECT_EQ(lookup(kept.workers[0].env, "NCCL_SOCKET_IFNAME"), nullptr);
+  EXPECT_EQ(*lookup(kept.workers[0].env, "GLOO_SOCKET_IFNAME"), "eth1");
+}
+
+TEST(BuildPlan, FreePortWhenTheJobNamesNone) {
+  Topology t = per_node(1, 0, 2);
+  t.master_port = 0;
+  PlanInputs inputs;
+  inputs.free_port = 41234;
+  LaunchPlan plan = build_plan(t, inputs);
+  EXPECT_EQ(plan.topology.master_port, 41234);
+  EXPECT_EQ(*lookup(plan.workers[1].env, "MASTER_PORT"), "41234");
+}
+
+TEST(BuildPlan, PerProcessRunsTheOneRank) {
+  Topology t = per_node(2, 1, 4);
+  t.launch = Launch::per_process;
+  t.rank = 5;
+  t.local_rank = 1;
+  LaunchPlan plan = build_plan(t, {});
+  ASSERT_EQ(plan.workers.size(), 1u);
+  EXPECT_EQ(plan.workers[0].rank, 5);
+  EXPECT_EQ(*lookup(plan.workers[0].env, "LOCAL_RANK"), "1");
+}
+
+TEST(BuildPlan, TensorFlowPsTaskGetsNoRank) {
+  Topology t = per_node(1, 0, 1);
+  t.launch = Launch::per_process;
+  t.rank = -1;
+  t.role = "ps";
+  LaunchPlan plan = build_plan(t, {});
+  ASSERT_EQ(plan.workers.size(), 1u);
+  EXPECT_EQ(lookup(plan.workers[0].env, "RANK"), nullptr);
+  EXPECT_EQ(*lookup(plan.workers[0].env, "ROLE_NAME"), "ps");
+}
+
+TEST(PlanJson, HasTheContractFields) {
+  std::string json = plan_json(build_plan(per_node(2, 1, 2), {}));
+  for (const char* field : {"\"source\"", "\"launch\": \"per-node\"", "\"nnodes\": 2", "\"node_rank\": 1",
+                            "\"nproc_per_node\": 2", "\"world_size\": 4", "\"master_addr\": \"10.0.0.4\"",
+                            "\"master_port\": 6105", "\"workers\"", "\"rank\": 2", "\"rank\": 3"}) {
+    EXPECT_NE(json.find(field), std::string::npos) << field << " missing in " << json;
+  }
+}
+
+}  // namespace
+}  // namespace aml
