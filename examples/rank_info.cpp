@@ -1,7 +1,6 @@
 // Prints where this process sits in the job, as the rank library sees it.
 //   mpirun -np 4 aml-launch -- rank_info
 #include <aml/rank.hpp>
-
 #include <cstdio>
 
 int main() {

@@ -5,10 +5,10 @@
 #include <ctime>
 #include <iostream>
 
-#include "options.hpp"
-#include "plan/launch_plan.hpp"
 #include "net/free_port.hpp"
 #include "net/route_interface.hpp"
+#include "options.hpp"
+#include "plan/launch_plan.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
@@ -70,9 +70,9 @@ void print_failure(const LaunchPlan& plan, const RunOutcome& outcome) {
   const WorkerExit& failed = *outcome.first_failure;
   char host[256] = "?";
   gethostname(host, sizeof(host) - 1);
-  std::cerr << "aml-launch: rank " << failed.rank << " (local rank " << failed.local_rank << ") on node "
-            << plan.topology.node_rank << " (" << host << "), pid " << failed.pid << ", failed first: "
-            << describe_wait_status(failed.wait_status) << "\n";
+  std::cerr << "aml-launch: rank " << failed.rank << " (local rank " << failed.local_rank
+            << ") on node " << plan.topology.node_rank << " (" << host << "), pid " << failed.pid
+            << ", failed first: " << describe_wait_status(failed.wait_status) << "\n";
 }
 
 int run(int argc, char** argv) {
@@ -97,7 +97,8 @@ int run(int argc, char** argv) {
 
   std::vector<WorkerLaunch> launches;
   for (const WorkerPlan& worker : plan.workers) {
-    launches.push_back({worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
+    launches.push_back(
+        {worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
   }
   RunOutcome outcome = run_workers(launches, {options.term_timeout_seconds});
   print_failure(plan, outcome);

@@ -39,7 +39,8 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
   options.overrides.node_rank = *node_rank;
   if (!raw.nproc_per_node.empty() && raw.nproc_per_node != "auto") {
     auto nproc = parse_number("--nproc-per-node", raw.nproc_per_node, 1, kMaxCount);
-    if (!nproc) return invalid("--nproc-per-node", raw.nproc_per_node, "auto or a whole number >= 1");
+    if (!nproc)
+      return invalid("--nproc-per-node", raw.nproc_per_node, "auto or a whole number >= 1");
     options.overrides.nproc_per_node = *nproc;
   }
   if (!raw.master_port.empty()) {
@@ -75,15 +76,18 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       "usage: aml-launch [OPTIONS] -- COMMAND [ARGS...]\n"
       "       aml-launch --dry-run --format json [OPTIONS] [-- COMMAND ...]\n",
       "aml-launch"};
-  app.set_version_flag("--version", std::string("aml-launch ") + AML_VERSION + " (commit " +
-                                        AML_GIT_COMMIT + ")");
+  app.set_version_flag(
+      "--version", std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT + ")");
   app.add_option("--nnodes", raw.nnodes, "Number of nodes (overrides the scheduler's)");
-  app.add_option("--node-rank", raw.node_rank, "This node's index, 0-based (overrides the scheduler's)");
+  app.add_option("--node-rank", raw.node_rank,
+                 "This node's index, 0-based (overrides the scheduler's)");
   app.add_option("--nproc-per-node", raw.nproc_per_node,
                  "Workers to spawn on this node: N or auto (the visible GPUs, else 1)");
-  app.add_option("--master-addr", raw.master_addr, "Address of node 0 (overrides MASTER_ADDR and the like)");
+  app.add_option("--master-addr", raw.master_addr,
+                 "Address of node 0 (overrides MASTER_ADDR and the like)");
   app.add_option("--master-port", raw.master_port, "The job's rendezvous port on node 0");
-  app.add_option("--run-id", options.run_id, "Run id given to the workers (default: the scheduler's)");
+  app.add_option("--run-id", options.run_id,
+                 "Run id given to the workers (default: the scheduler's)");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_flag("--dry-run", options.dry_run, "Print the launch plan and start nothing");
@@ -106,7 +110,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   if (!options.command.empty() && options.command.front() == "--") {
     options.command.erase(options.command.begin());
   } else if (!options.command.empty() && options.command.front().starts_with("-")) {
-    return invalid("command line", options.command.front(), "a known option (see --help), or -- before the command");
+    return invalid("command line", options.command.front(),
+                   "a known option (see --help), or -- before the command");
   }
   if (auto error = finish(raw, options)) return *error;
   return options;

@@ -1,11 +1,10 @@
 // What the command line asked for.
 #pragma once
 
+#include <aml/error.hpp>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <aml/error.hpp>
 
 #include "topology/source.hpp"
 

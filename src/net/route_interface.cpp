@@ -17,9 +17,10 @@ namespace {
 
 std::string address_text(const sockaddr* addr) {
   char text[INET6_ADDRSTRLEN] = {};
-  const void* raw = addr->sa_family == AF_INET
-                        ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(addr)->sin_addr)
-                        : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
+  const void* raw =
+      addr->sa_family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(addr)->sin_addr)
+          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
   inet_ntop(addr->sa_family, raw, text, sizeof(text));
   return text;
 }
@@ -42,7 +43,8 @@ RouteInterface route_interface_to(const std::string& host) {
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
   if (int rc = getaddrinfo(host.c_str(), "9", &hints, &found); rc != 0) {
-    return {"", "cannot resolve " + host + " here (" + gai_strerror(rc) + "): left to NCCL and Gloo"};
+    return {"",
+            "cannot resolve " + host + " here (" + gai_strerror(rc) + "): left to NCCL and Gloo"};
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> results(found, freeaddrinfo);
   UniqueFd fd(socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
@@ -56,12 +58,14 @@ RouteInterface route_interface_to(const std::string& host) {
   }
   const sockaddr* source = reinterpret_cast<const sockaddr*>(&local);
   ifaddrs* interfaces = nullptr;
-  if (getifaddrs(&interfaces) != 0) return {"", std::string("getifaddrs failed: ") + std::strerror(errno)};
+  if (getifaddrs(&interfaces) != 0)
+    return {"", std::string("getifaddrs failed: ") + std::strerror(errno)};
   std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owned(interfaces, freeifaddrs);
   for (ifaddrs* it = interfaces; it != nullptr; it = it->ifa_next) {
     if (it->ifa_addr != nullptr && same_address(it->ifa_addr, source)) {
       return {it->ifa_name, "the route to " + host + " (" + address_text(found->ai_addr) +
-                                ") leaves through " + it->ifa_name + " (" + address_text(source) + ")"};
+                                ") leaves through " + it->ifa_name + " (" + address_text(source) +
+                                ")"};
     }
   }
   return {"", "no interface holds " + address_text(source) + ", the source address toward " + host};

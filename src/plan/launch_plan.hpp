@@ -2,11 +2,10 @@
 // supervisor executes (DESIGN §1 data flow).
 #pragma once
 
+#include <aml/topology.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <aml/topology.hpp>
 
 namespace aml {
 
@@ -33,15 +32,15 @@ struct LaunchPlan {
 // build_plan itself stays pure.
 struct PlanInputs {
   std::vector<std::string> command;
-  std::string run_id;          // from --run-id, else the scheduler's, else generated
-  int free_port = 0;           // a free local port, used when the job names none
-  std::string route_ifname;    // the interface whose route reaches MASTER_ADDR
-  std::string route_reason;    // how it was found, or why none was
+  std::string run_id;        // from --run-id, else the scheduler's, else generated
+  int free_port = 0;         // a free local port, used when the job names none
+  std::string route_ifname;  // the interface whose route reaches MASTER_ADDR
+  std::string route_reason;  // how it was found, or why none was
   int cpu_count = 1;
   int restart_count = 0;
-  bool omp_threads_set = false;         // OMP_NUM_THREADS already in the environment
-  bool nccl_ifname_set = false;         // NCCL_SOCKET_IFNAME already in the environment
-  bool gloo_ifname_set = false;         // GLOO_SOCKET_IFNAME already in the environment
+  bool omp_threads_set = false;  // OMP_NUM_THREADS already in the environment
+  bool nccl_ifname_set = false;  // NCCL_SOCKET_IFNAME already in the environment
+  bool gloo_ifname_set = false;  // GLOO_SOCKET_IFNAME already in the environment
 };
 
 LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);

@@ -19,7 +19,8 @@ std::string plan_json(const LaunchPlan& plan) {
   out["worker_master_port"] = plan.worker_master_port;
   out["run_id"] = plan.run_id;
   out["role"] = t.role;
-  out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(plan.socket_ifname);
+  out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()
+                                                    : nlohmann::ordered_json(plan.socket_ifname);
   out["socket_ifname_reason"] = plan.socket_ifname_reason;
   out["notes"] = t.notes;
   out["command"] = plan.command;

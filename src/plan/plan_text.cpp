@@ -16,15 +16,17 @@ std::string plan_text(const LaunchPlan& plan) {
   line(fmt::format("master:          {}:{} (workers' MASTER_PORT {})", t.master_addr, t.master_port,
                    plan.worker_master_port));
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
-  line(fmt::format("socket ifname:   {} ({})", plan.socket_ifname.empty() ? "(not set)" : plan.socket_ifname,
+  line(fmt::format("socket ifname:   {} ({})",
+                   plan.socket_ifname.empty() ? "(not set)" : plan.socket_ifname,
                    plan.socket_ifname_reason));
   std::string command;
   for (const std::string& arg : plan.command) command += (command.empty() ? "" : " ") + arg;
   line(fmt::format("command:         {}", command.empty() ? "(none)" : command));
   for (const std::string& note : t.notes) line("note:            " + note);
   for (const WorkerPlan& worker : plan.workers) {
-    line(worker.rank >= 0 ? fmt::format("worker rank {} (local {}):", worker.rank, worker.local_rank)
-                          : fmt::format("worker (role {}, outside the training world):", t.role));
+    line(worker.rank >= 0
+             ? fmt::format("worker rank {} (local {}):", worker.rank, worker.local_rank)
+             : fmt::format("worker (role {}, outside the training world):", t.role));
     for (const auto& [name, value] : worker.env) line(fmt::format("  {}={}", name, value));
   }
   return out;

@@ -1,7 +1,7 @@
 // The rank library: detection over this process's environment, once.
-#include <aml/rank.hpp>
 #include <aml/rank.h>
 
+#include <aml/rank.hpp>
 #include <stdexcept>
 
 #include "rank/process_view.hpp"
@@ -41,13 +41,21 @@ bool is_master() {
   const auto& t = try_topology();
   return t && t->in_training_world && t->rank == 0;
 }
-int rank() { return field_or_minus_one([](const ProcessTopology& t) { return t.rank; }); }
-int local_rank() { return field_or_minus_one([](const ProcessTopology& t) { return t.local_rank; }); }
-int world_size() { return field_or_minus_one([](const ProcessTopology& t) { return t.world_size; }); }
+int rank() {
+  return field_or_minus_one([](const ProcessTopology& t) { return t.rank; });
+}
+int local_rank() {
+  return field_or_minus_one([](const ProcessTopology& t) { return t.local_rank; });
+}
+int world_size() {
+  return field_or_minus_one([](const ProcessTopology& t) { return t.world_size; });
+}
 int local_world_size() {
   return field_or_minus_one([](const ProcessTopology& t) { return t.local_world_size; });
 }
-int node_rank() { return field_or_minus_one([](const ProcessTopology& t) { return t.node_rank; }); }
+int node_rank() {
+  return field_or_minus_one([](const ProcessTopology& t) { return t.node_rank; });
+}
 
 }  // namespace aml
 

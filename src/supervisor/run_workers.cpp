@@ -26,7 +26,8 @@ class Supervisor {
  public:
   explicit Supervisor(const RunOptions& options) : options_(options) {
     sigemptyset(&handled_);
-    for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&handled_, sig);
+    for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+      sigaddset(&handled_, sig);
     // Blocked here and taken with sigtimedwait: no handler runs in the middle of anything.
     sigprocmask(SIG_BLOCK, &handled_, &original_mask_);
     // Orphaned grandchildren are re-parented to us, so that we reap them (as PID 1 anyway).
@@ -85,7 +86,8 @@ class Supervisor {
         --alive_;
         bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         if (failed && !outcome_.first_failure) {
-          outcome_.first_failure = WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status};
+          outcome_.first_failure =
+              WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status};
           outcome_.exit_code = exit_code_of(status);
           begin_teardown();
         }

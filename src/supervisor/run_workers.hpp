@@ -26,9 +26,9 @@ struct WorkerExit {
 };
 
 struct RunOutcome {
-  int exit_code = 0;                       // the first failure's, 128+N for signal N; else 0
+  int exit_code = 0;  // the first failure's, 128+N for signal N; else 0
   std::optional<WorkerExit> first_failure;
-  std::optional<Error> spawn_error;        // a worker could not be started at all
+  std::optional<Error> spawn_error;  // a worker could not be started at all
 };
 
 struct RunOptions {

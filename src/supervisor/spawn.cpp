@@ -24,7 +24,8 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
   // mask, and default dispositions for everything the launcher handles itself.
   sigset_t defaults;
   sigfillset(&defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setsigmask(&attr, &request.signal_mask);
   posix_spawnattr_setsigdefault(&attr, &defaults);
@@ -34,7 +35,9 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
   pid_t pid = 0;
   int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
-  if (rc != 0) return invalid("command", request.argv[0], std::string("a program that can run (") + strerrordesc_np(rc) + ")");
+  if (rc != 0)
+    return invalid("command", request.argv[0],
+                   std::string("a program that can run (") + strerrordesc_np(rc) + ")");
   return pid;
 }
 

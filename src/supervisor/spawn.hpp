@@ -4,17 +4,16 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <aml/error.hpp>
 #include <string>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 
 struct SpawnRequest {
-  std::vector<std::string> argv;      // argv[0] is looked up in PATH like execvp
-  std::vector<std::string> environ;   // "NAME=value" entries, the whole environment
-  sigset_t signal_mask;               // the mask the worker starts with (the launcher's original)
+  std::vector<std::string> argv;     // argv[0] is looked up in PATH like execvp
+  std::vector<std::string> environ;  // "NAME=value" entries, the whole environment
+  sigset_t signal_mask;              // the mask the worker starts with (the launcher's original)
 };
 
 // The pid of the started worker, leader of a new process group; an error names the command.

@@ -8,8 +8,8 @@ namespace aml {
 
 std::span<const Source> all_sources() {
   static const std::array<Source, 13> table = {
-      kTorchrunSource,  kAmlLaunchSource,       kTfConfigSource,     kOpenMpiSource,
-      kMvapichSource,   kMpichSource,           kSlurmSource,        kKubeflowSource,
+      kTorchrunSource,        kAmlLaunchSource,    kTfConfigSource,  kOpenMpiSource,
+      kMvapichSource,         kMpichSource,        kSlurmSource,     kKubeflowSource,
       kTorchEnvProcessSource, kTorchEnvNodeSource, kSageMakerSource, kLsfSource,
       kStandaloneSource,
   };
@@ -20,7 +20,8 @@ namespace {
 
 // A run id for sources that carry none of their own.
 std::string scheduler_run_id(const Env& env) {
-  for (std::string_view variable : {"AZUREML_RUN_ID", "SLURM_JOB_ID", "LSB_JOBID", "TRAINING_JOB_NAME"}) {
+  for (std::string_view variable :
+       {"AZUREML_RUN_ID", "SLURM_JOB_ID", "LSB_JOBID", "TRAINING_JOB_NAME"}) {
     if (const std::string* id = find(env, variable)) return *id;
   }
   return {};
@@ -28,7 +29,8 @@ std::string scheduler_run_id(const Env& env) {
 
 }  // namespace
 
-Result<Topology> detect_topology(const Env& env, const Machine& machine, const Overrides& overrides) {
+Result<Topology> detect_topology(const Env& env, const Machine& machine,
+                                 const Overrides& overrides) {
   const DetectContext context{env, machine, overrides};
   for (const Source& source : all_sources()) {
     if (!source.present(env)) continue;

@@ -39,7 +39,8 @@ int count_nvidia_devices() {
     const char* name = entry->d_name;
     if (std::strncmp(name, "nvidia", 6) != 0 || name[6] == '\0') continue;
     bool digits = true;
-    for (const char* c = name + 6; *c; ++c) digits = digits && std::isdigit(static_cast<unsigned char>(*c));
+    for (const char* c = name + 6; *c; ++c)
+      digits = digits && std::isdigit(static_cast<unsigned char>(*c));
     count += digits ? 1 : 0;
   }
   closedir(dir);

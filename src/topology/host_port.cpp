@@ -43,14 +43,17 @@ Result<HostPort> split_host_port(std::string_view variable, std::string_view tex
       out.host = std::string(text);  // a name, an IPv4 address, or IPv6 without a port
     }
   }
-  bool host_ok = out.host.find(':') != std::string::npos
-                     ? out.host.find_first_not_of("0123456789abcdefABCDEF:.%") == std::string::npos ||
-                           out.host.find('%') != std::string::npos
-                     : valid_host_chars(out.host);
+  bool host_ok =
+      out.host.find(':') != std::string::npos
+          ? out.host.find_first_not_of("0123456789abcdefABCDEF:.%") == std::string::npos ||
+                out.host.find('%') != std::string::npos
+          : valid_host_chars(out.host);
   if (!host_ok || out.host.empty()) return bad();
   if (has_port) {
     auto port = parse_port(variable, port_text);
-    if (!port) return invalid(std::string(variable), std::string(text), expected + " with a port from 1 to 65535");
+    if (!port)
+      return invalid(std::string(variable), std::string(text),
+                     expected + " with a port from 1 to 65535");
     out.port = *port;
   }
   return out;

@@ -1,11 +1,10 @@
 // "host:port", "[v6addr]:port", "host", "[v6addr]" and bare IPv6 addresses.
 #pragma once
 
+#include <aml/error.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <aml/error.hpp>
 
 namespace aml {
 

@@ -32,8 +32,8 @@ struct Parser {
     std::size_t start = 0;
     while (start <= body.size()) {
       std::size_t comma = body.find(',', start);
-      std::string_view range =
-          body.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      std::string_view range = body.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
       std::size_t dash = range.find('-');
       std::string_view low = range.substr(0, dash);
       std::string_view high = dash == std::string_view::npos ? low : range.substr(dash + 1);
@@ -44,7 +44,8 @@ struct Parser {
         }
         return true;
       };
-      if (!numeric(low) || !numeric(high)) return fail("a range must be N or N-M in decimal digits");
+      if (!numeric(low) || !numeric(high))
+        return fail("a range must be N or N-M in decimal digits");
       unsigned long long lo = std::stoull(std::string(low));
       unsigned long long hi = std::stoull(std::string(high));
       if (lo > hi) return fail("range " + std::string(range) + " runs backwards");
@@ -74,9 +75,11 @@ struct Parser {
       } else {
         std::size_t next = entry.find_first_of("[]", i);
         if (next != std::string_view::npos && entry[next] == ']') return fail("']' without '['");
-        std::string_view literal = entry.substr(i, next == std::string_view::npos ? next : next - i);
+        std::string_view literal =
+            entry.substr(i, next == std::string_view::npos ? next : next - i);
         for (char c : literal) {
-          if (c <= ' ' || c == 0x7f) return fail("a host name cannot hold spaces or control characters");
+          if (c <= ' ' || c == 0x7f)
+            return fail("a host name cannot hold spaces or control characters");
         }
         parts.push_back(Part{std::string(literal)});
         i = next == std::string_view::npos ? entry.size() : next;
@@ -92,7 +95,8 @@ struct Parser {
     std::size_t count = 1;
     for (const Part& part : *parts) {
       count *= part.size();
-      if (count + out.size() > max_hosts) return fail("more than " + std::to_string(max_hosts) + " hosts");
+      if (count + out.size() > max_hosts)
+        return fail("more than " + std::to_string(max_hosts) + " hosts");
     }
     // Odometer over the parts, the last part turning fastest.
     std::vector<std::size_t> digit(parts->size(), 0);

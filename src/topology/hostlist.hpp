@@ -1,12 +1,11 @@
 // Slurm hostlists: "gpu[001-004,7],login1,rack[2-3]_blade[08-09]".
 #pragma once
 
+#include <aml/error.hpp>
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 

@@ -36,7 +36,8 @@ Result<Topology> apply_per_process_flags(Topology t, const Overrides& o) {
 
 Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
   Topology t = std::move(detected.topology);
-  if (t.launch == Launch::per_process && o.nproc_per_node && *o.nproc_per_node != t.nproc_per_node) {
+  if (t.launch == Launch::per_process && o.nproc_per_node &&
+      *o.nproc_per_node != t.nproc_per_node) {
     if (!becomes_per_node(t)) {
       return invalid("--nproc-per-node", std::to_string(*o.nproc_per_node),
                      "no --nproc-per-node here: " + t.source + " already started " +
@@ -48,8 +49,8 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
     t.nnodes = t.world_size;
     t.node_rank = t.rank;
     t.rank = t.local_rank = -1;
-    t.notes.push_back("one process per node with --nproc-per-node " + std::to_string(*o.nproc_per_node) +
-                      ": the scheduler's ranks are node ranks");
+    t.notes.push_back("one process per node with --nproc-per-node " +
+                      std::to_string(*o.nproc_per_node) + ": the scheduler's ranks are node ranks");
   }
   if (t.launch == Launch::per_node) {
     if (o.nnodes) t.nnodes = *o.nnodes;
@@ -57,8 +58,9 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
     if (o.nproc_per_node) t.nproc_per_node = *o.nproc_per_node;
     t.world_size = t.nnodes * t.nproc_per_node;
   }
-  auto adjusted = t.launch == Launch::per_node || t.rank < 0 ? check_node_rank(std::move(t), o)
-                                                             : apply_per_process_flags(std::move(t), o);
+  auto adjusted = t.launch == Launch::per_node || t.rank < 0
+                      ? check_node_rank(std::move(t), o)
+                      : apply_per_process_flags(std::move(t), o);
   if (!adjusted) return adjusted.error();
   t = std::move(*adjusted);
   if (o.master_addr) t.master_addr = *o.master_addr;

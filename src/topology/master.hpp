@@ -1,11 +1,10 @@
 // Reading node 0's address and the rendezvous port.
 #pragma once
 
+#include <aml/error.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <aml/error.hpp>
 
 #include "topology/env.hpp"
 

@@ -8,7 +8,8 @@ namespace {
 
 // Entries of a device list; 0 for values that hide every device ("", "none", "void", "-1").
 int list_length(const std::string& list) {
-  if (list.empty() || list == "none" || list == "void" || list == "NoDevFiles" || list == "-1") return 0;
+  if (list.empty() || list == "none" || list == "void" || list == "NoDevFiles" || list == "-1")
+    return 0;
   return static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
 }
 

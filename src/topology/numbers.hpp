@@ -1,10 +1,9 @@
 // Whole numbers from environment variables: decimal digits only, in range, or an Error.
 #pragma once
 
+#include <aml/error.hpp>
 #include <optional>
 #include <string_view>
-
-#include <aml/error.hpp>
 
 #include "topology/env.hpp"
 

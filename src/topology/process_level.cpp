@@ -47,7 +47,8 @@ Result<Topology> process_level_topology(const ProcessFields& f, std::string sour
   t.nproc_per_node = f.local_world_size.value;
   if (f.nnodes) {
     t.nnodes = f.nnodes->value;
-    if (t.nnodes > t.world_size) return wrong(*f.nnodes, "at most " + named(f.world_size) + " nodes");
+    if (t.nnodes > t.world_size)
+      return wrong(*f.nnodes, "at most " + named(f.world_size) + " nodes");
   } else {
     if (f.world_size.value % f.local_world_size.value != 0) {
       return wrong(f.world_size, "a multiple of " + named(f.local_world_size) +
@@ -70,7 +71,6 @@ Result<Topology> process_level_topology(const ProcessFields& f, std::string sour
   }
   return t;
 }
-
 
 Result<ProcessFields> read_process_fields(const Env& env, const ProcessVariables& names) {
   ProcessFields f;

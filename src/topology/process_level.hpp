@@ -1,12 +1,11 @@
 // Shared checks for sources where the scheduler started every rank (per-process sources).
 #pragma once
 
+#include <aml/error.hpp>
+#include <aml/topology.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <aml/error.hpp>
-#include <aml/topology.hpp>
 
 #include "topology/env.hpp"
 

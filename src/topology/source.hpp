@@ -1,13 +1,12 @@
 // One topology source of DESIGN §2: when it is present, and how its variables are read.
 #pragma once
 
+#include <aml/error.hpp>
+#include <aml/topology.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <aml/error.hpp>
-#include <aml/topology.hpp>
 
 #include "topology/env.hpp"
 

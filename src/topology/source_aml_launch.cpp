@@ -18,7 +18,8 @@ Result<Detected> read(const DetectContext& ctx) {
     t.launch = Launch::per_process;
     t.role = *find(env, "ROLE_NAME");
   } else {
-    auto fields = read_process_fields(env, {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});
+    auto fields =
+        read_process_fields(env, {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});
     if (!fields) return fields.error();
     auto node_rank = optional_field(env, "NODE_RANK", 0);
     if (!node_rank) return node_rank.error();

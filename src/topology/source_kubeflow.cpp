@@ -40,7 +40,8 @@ Result<int> read_nproc(const DetectContext& ctx) {
   if (*text == "gpu") {
     NprocGuess guess = auto_nproc_per_node(ctx.env, ctx.machine);
     if (guess.gpus == 0) {
-      return invalid("PET_NPROC_PER_NODE", *text, "a GPU on this node (none is visible), or a number");
+      return invalid("PET_NPROC_PER_NODE", *text,
+                     "a GPU on this node (none is visible), or a number");
     }
     return guess.count;
   }

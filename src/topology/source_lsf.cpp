@@ -14,7 +14,8 @@ Result<std::optional<std::string>> master_from_rankfile(const DetectContext& ctx
   const std::string* path = find(ctx.env, "LSB_DJOB_RANKFILE");
   if (path == nullptr) return std::optional<std::string>();
   auto contents = ctx.machine.read_file ? ctx.machine.read_file(*path) : std::nullopt;
-  if (!contents) return invalid("LSB_DJOB_RANKFILE", *path, "a readable file listing the job's hosts");
+  if (!contents)
+    return invalid("LSB_DJOB_RANKFILE", *path, "a readable file listing the job's hosts");
   std::vector<std::string> hosts;
   std::size_t start = 0;
   while (start < contents->size()) {

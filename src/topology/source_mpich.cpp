@@ -24,18 +24,20 @@ Result<Detected> finish(const Env& env, Result<ProcessFields> fields, const char
 bool mvapich_present(const Env& env) { return has(env, "MV2_COMM_WORLD_RANK"); }
 
 Result<Detected> mvapich_read(const DetectContext& ctx) {
-  return finish(ctx.env,
-                read_process_fields(ctx.env, {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
-                                              "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"}),
-                "mvapich", "MV2_COMM_WORLD_RANK is set: MVAPICH2 started this process");
+  return finish(
+      ctx.env,
+      read_process_fields(ctx.env, {"MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE",
+                                    "MV2_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_SIZE"}),
+      "mvapich", "MV2_COMM_WORLD_RANK is set: MVAPICH2 started this process");
 }
 
 bool mpich_present(const Env& env) { return has(env, "PMI_RANK") && has(env, "PMI_SIZE"); }
 
 Result<Detected> mpich_read(const DetectContext& ctx) {
-  return finish(ctx.env,
-                read_process_fields(ctx.env, {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"}),
-                "mpich", "PMI_RANK and PMI_SIZE are set: an MPICH (Hydra) launcher started this process");
+  return finish(
+      ctx.env,
+      read_process_fields(ctx.env, {"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"}),
+      "mpich", "PMI_RANK and PMI_SIZE are set: an MPICH (Hydra) launcher started this process");
 }
 
 }  // namespace

@@ -14,8 +14,9 @@ bool present(const Env& env) { return has(env, "OMPI_COMM_WORLD_RANK"); }
 
 Result<Detected> read(const DetectContext& ctx) {
   const Env& env = ctx.env;
-  auto fields = read_process_fields(env, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-                                          "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"});
+  auto fields =
+      read_process_fields(env, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                                "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"});
   if (!fields) return fields.error();
   auto topology = process_level_topology(*fields, "openmpi");
   if (!topology) return topology.error();

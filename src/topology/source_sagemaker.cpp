@@ -14,7 +14,8 @@ bool present(const Env& env) { return has(env, "SM_HOSTS") && has(env, "SM_CURRE
 
 Result<std::vector<std::string>> parse_hosts(const std::string& text) {
   auto bad = [&](const std::string& why) {
-    return invalid("SM_HOSTS", text, "a JSON list of host names such as [\"algo-1\", \"algo-2\"] (" + why + ")");
+    return invalid("SM_HOSTS", text,
+                   "a JSON list of host names such as [\"algo-1\", \"algo-2\"] (" + why + ")");
   };
   auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) return bad("not valid JSON");
@@ -23,7 +24,8 @@ Result<std::vector<std::string>> parse_hosts(const std::string& text) {
   for (const auto& host : json) {
     if (!host.is_string()) return bad("a non-string entry");
     auto checked = split_host_port("SM_HOSTS", host.get<std::string>());
-    if (!checked || checked->port) return bad("\"" + host.get<std::string>() + "\" is not a host name");
+    if (!checked || checked->port)
+      return bad("\"" + host.get<std::string>() + "\" is not a host name");
     if (std::find(hosts.begin(), hosts.end(), checked->host) != hosts.end()) {
       return bad("\"" + checked->host + "\" appears twice");
     }
@@ -39,7 +41,8 @@ Result<Detected> read(const DetectContext& ctx) {
   const std::string& current = *find(env, "SM_CURRENT_HOST");
   auto it = std::find(hosts->begin(), hosts->end(), current);
   if (it == hosts->end()) {
-    return invalid("SM_CURRENT_HOST", current, "one of the hosts in SM_HOSTS=" + *find(env, "SM_HOSTS"));
+    return invalid("SM_CURRENT_HOST", current,
+                   "one of the hosts in SM_HOSTS=" + *find(env, "SM_HOSTS"));
   }
   auto gpus = optional_number(env, "SM_NUM_GPUS", 0, kMaxCount);
   if (!gpus) return gpus.error();

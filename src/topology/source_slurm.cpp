@@ -43,7 +43,8 @@ Result<NodeShape> node_shape(const Env& env, int node_id, const Field& world) {
                      "task counts adding up to " + std::string(world.variable) + "=" +
                          std::to_string(world.value));
     }
-    return NodeShape{(*counts)[node_id], Field{static_cast<int>(counts->size()), "SLURM_STEP_TASKS_PER_NODE"}};
+    return NodeShape{(*counts)[node_id],
+                     Field{static_cast<int>(counts->size()), "SLURM_STEP_TASKS_PER_NODE"}};
   }
   auto per_node = optional_number(env, "SLURM_NTASKS_PER_NODE", 1, kMaxCount);
   if (!per_node) return per_node.error();
@@ -55,7 +56,8 @@ Result<NodeShape> node_shape(const Env& env, int node_id, const Field& world) {
 }
 
 Result<std::optional<std::string>> first_node(const Env& env) {
-  for (std::string_view variable : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+  for (std::string_view variable :
+       {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
     const std::string* text = find(env, variable);
     if (text == nullptr) continue;
     auto hosts = expand_hostlist(variable, *text);

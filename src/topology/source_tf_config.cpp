@@ -27,7 +27,8 @@ Result<Detected> read(const DetectContext& ctx) {
   }
   const std::vector<std::string> world = config.training_world();
   if (world.empty()) return bad(text, "a cluster with at least one chief or worker task");
-  const std::size_t leaders = world.size() - (config.tasks("worker") ? config.tasks("worker")->size() : 0);
+  const std::size_t leaders =
+      world.size() - (config.tasks("worker") ? config.tasks("worker")->size() : 0);
 
   Topology t;
   t.source = "tf-config";
@@ -42,7 +43,8 @@ Result<Detected> read(const DetectContext& ctx) {
     }
     t.rank = config.task_index + (type == "worker" ? static_cast<int>(leaders) : 0);
   } else if (type == "ps" || type == "evaluator") {
-    t.notes.push_back("task type \"" + type + "\" is outside the training world: no rank, not the master");
+    t.notes.push_back("task type \"" + type +
+                      "\" is outside the training world: no rank, not the master");
   } else {
     return bad(text, "task.type one of chief, master, worker, ps, evaluator");
   }
@@ -56,12 +58,14 @@ Result<Detected> read(const DetectContext& ctx) {
   }
   std::vector<std::string> distinct;
   for (const std::string& host : hosts) {
-    if (std::find(distinct.begin(), distinct.end(), host) == distinct.end()) distinct.push_back(host);
+    if (std::find(distinct.begin(), distinct.end(), host) == distinct.end())
+      distinct.push_back(host);
   }
   t.nnodes = static_cast<int>(distinct.size());
   if (t.rank >= 0) {
     const std::string& own_host = hosts[t.rank];
-    t.node_rank = static_cast<int>(std::find(distinct.begin(), distinct.end(), own_host) - distinct.begin());
+    t.node_rank =
+        static_cast<int>(std::find(distinct.begin(), distinct.end(), own_host) - distinct.begin());
     t.nproc_per_node = static_cast<int>(std::count(hosts.begin(), hosts.end(), own_host));
     t.local_rank = static_cast<int>(std::count(hosts.begin(), hosts.begin() + t.rank, own_host));
   }

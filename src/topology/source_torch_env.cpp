@@ -10,7 +10,9 @@
 namespace aml {
 namespace {
 
-std::string text_of(const Field& f) { return std::string(f.variable) + "=" + std::to_string(f.value); }
+std::string text_of(const Field& f) {
+  return std::string(f.variable) + "=" + std::to_string(f.value);
+}
 
 // LOCAL_WORLD_SIZE when it is missing. On node k > 0 every node before holds the same count,
 // so it is (RANK - LOCAL_RANK) / NODE_RANK. On node 0 nothing in the environment tells, so:
@@ -20,12 +22,15 @@ Result<Field> derive_local_world(const DetectContext& ctx, const Field& rank, co
                                  const std::optional<Field>& local_rank,
                                  const std::optional<Field>& node_rank, Topology& t) {
   if (node_rank && node_rank->value > 0) {
-    if (!local_rank) return missing("LOCAL_RANK", "the rank within the node, with " + text_of(*node_rank));
+    if (!local_rank)
+      return missing("LOCAL_RANK", "the rank within the node, with " + text_of(*node_rank));
     int before = rank.value - local_rank->value;
-    if (before <= 0 || before % node_rank->value != 0 || before / node_rank->value <= local_rank->value) {
+    if (before <= 0 || before % node_rank->value != 0 ||
+        before / node_rank->value <= local_rank->value) {
       return invalid("RANK", std::to_string(rank.value),
                      "NODE_RANK * LOCAL_WORLD_SIZE + LOCAL_RANK for some local world size (" +
-                         text_of(*node_rank) + ", " + text_of(*local_rank) + "); set LOCAL_WORLD_SIZE");
+                         text_of(*node_rank) + ", " + text_of(*local_rank) +
+                         "); set LOCAL_WORLD_SIZE");
     }
     return Field{before / node_rank->value, "LOCAL_WORLD_SIZE"};
   }

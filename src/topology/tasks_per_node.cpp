@@ -23,7 +23,8 @@ Result<std::vector<int>> expand_tasks_per_node(std::string_view variable, std::s
     if (std::size_t paren = item.find("(x"); paren != std::string_view::npos) {
       if (item.back() != ')') return bad();
       count_text = item.substr(0, paren);
-      auto times = parse_number(variable, item.substr(paren + 2, item.size() - paren - 3), 1, kMaxNodes);
+      auto times =
+          parse_number(variable, item.substr(paren + 2, item.size() - paren - 3), 1, kMaxNodes);
       if (!times) return bad();
       repeat = *times;
     }

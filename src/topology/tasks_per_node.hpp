@@ -1,10 +1,9 @@
 // Slurm's compressed task counts: SLURM_STEP_TASKS_PER_NODE="4(x2),3" -> {4, 4, 3}.
 #pragma once
 
+#include <aml/error.hpp>
 #include <string_view>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 

@@ -8,7 +8,8 @@ namespace {
 Error bad(std::string_view text, const std::string& why) {
   return invalid("TF_CONFIG", std::string(text),
                  "JSON such as {\"cluster\": {\"worker\": [\"host:port\"]}, \"task\": "
-                 "{\"type\": \"worker\", \"index\": 0}} (" + why + ")");
+                 "{\"type\": \"worker\", \"index\": 0}} (" +
+                     why + ")");
 }
 
 }  // namespace
@@ -41,6 +42,8 @@ Result<TfConfig> parse_tf_config(std::string_view text) {
     json = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return bad(text, "not valid JSON at byte " + std::to_string(e.byte));
+  } catch (const nlohmann::json::exception& e) {
+    return bad(text, "not valid JSON: " + std::string(e.what()));  // e.g. a number out of range
   }
   if (!json.is_object()) return bad(text, "not a JSON object");
   TfConfig config;

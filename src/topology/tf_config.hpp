@@ -1,12 +1,11 @@
 // TF_CONFIG, as TensorFlow, Azure ML and Kubeflow's TFJob write it.
 #pragma once
 
+#include <aml/error.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 

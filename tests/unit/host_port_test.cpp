@@ -38,8 +38,8 @@ TEST(HostPort, BareIpv6HasNoPort) {
 }
 
 TEST(HostPort, BadValuesNameTheVariable) {
-  for (const char* text : {"", ":6000", "host:", "host:0", "host:65536", "host:x", "[fd00::4", "[fd00::4]x",
-                           "[host]:1", "a b:1", "[]:1"}) {
+  for (const char* text : {"", ":6000", "host:", "host:0", "host:65536", "host:x", "[fd00::4",
+                           "[fd00::4]x", "[host]:1", "a b:1", "[]:1"}) {
     auto hp = split_host_port("AZ_BATCH_MASTER_NODE", text);
     ASSERT_FALSE(hp.ok()) << "'" << text << "' should not parse";
     EXPECT_NE(hp.error().message().find("AZ_BATCH_MASTER_NODE"), std::string::npos);

@@ -52,8 +52,8 @@ TEST(Hostlist, ReversedRangeIsAnError) {
 }
 
 TEST(Hostlist, MalformedListsAreErrors) {
-  for (const char* text : {"", "a,,b", "gpu[1-2", "gpu1-2]", "gpu[]", "gpu[a-b]", "gpu[1-]", "gpu[[1]]",
-                           "gpu[1,]", "a b", "gpu[-1]", "x[1-2],"}) {
+  for (const char* text : {"", "a,,b", "gpu[1-2", "gpu1-2]", "gpu[]", "gpu[a-b]", "gpu[1-]",
+                           "gpu[[1]]", "gpu[1,]", "a b", "gpu[-1]", "x[1-2],"}) {
     error_of(text);
   }
 }

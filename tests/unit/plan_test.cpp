@@ -55,7 +55,8 @@ TEST(BuildPlan, OmpThreadsAtLeastOneAndNotOverridden) {
   inputs.cpu_count = 2;
   EXPECT_EQ(*lookup(build_plan(per_node(1, 0, 8), inputs).workers[0].env, "OMP_NUM_THREADS"), "1");
   inputs.omp_threads_set = true;
-  EXPECT_EQ(lookup(build_plan(per_node(1, 0, 8), inputs).workers[0].env, "OMP_NUM_THREADS"), nullptr);
+  EXPECT_EQ(lookup(build_plan(per_node(1, 0, 8), inputs).workers[0].env, "OMP_NUM_THREADS"),
+            nullptr);
 }
 
 TEST(BuildPlan, SocketInterfaceOnlyForMultiNodeAndOnlyWhenUnset) {
@@ -107,9 +108,10 @@ TEST(BuildPlan, TensorFlowPsTaskGetsNoRank) {
 
 TEST(PlanJson, HasTheContractFields) {
   std::string json = plan_json(build_plan(per_node(2, 1, 2), {}));
-  for (const char* field : {"\"source\"", "\"launch\": \"per-node\"", "\"nnodes\": 2", "\"node_rank\": 1",
-                            "\"nproc_per_node\": 2", "\"world_size\": 4", "\"master_addr\": \"10.0.0.4\"",
-                            "\"master_port\": 6105", "\"workers\"", "\"rank\": 2", "\"rank\": 3"}) {
+  for (const char* field :
+       {"\"source\"", "\"launch\": \"per-node\"", "\"nnodes\": 2", "\"node_rank\": 1",
+        "\"nproc_per_node\": 2", "\"world_size\": 4", "\"master_addr\": \"10.0.0.4\"",
+        "\"master_port\": 6105", "\"workers\"", "\"rank\": 2", "\"rank\": 3"}) {
     EXPECT_NE(json.find(field), std::string::npos) << field << " missing in " << json;
   }
 }

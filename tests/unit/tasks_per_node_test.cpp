@@ -20,7 +20,8 @@ TEST(TasksPerNode, Single) {
 }
 
 TEST(TasksPerNode, Malformed) {
-  for (const char* text : {"", "4(x)", "4(x2", "(x2)", "4,,2", "0", "4(x0)", "a", "4(y2)", "4(x99999999)"}) {
+  for (const char* text :
+       {"", "4(x)", "4(x2", "(x2)", "4,,2", "0", "4(x0)", "a", "4(y2)", "4(x99999999)"}) {
     EXPECT_FALSE(expand_tasks_per_node("SLURM_STEP_TASKS_PER_NODE", text).ok()) << text;
   }
 }
@@ -31,7 +32,8 @@ TEST(Numbers, Bounds) {
   EXPECT_FALSE(parse_number("N", "6", 0, 5).ok());
   EXPECT_FALSE(parse_number("N", "99999999999", 0, kMaxCount).ok());
   EXPECT_FALSE(parse_number("N", "+1", 0, 5).ok());
-  EXPECT_EQ(parse_number("N", "7", 0, 5).error().message(), "N=7: expected a whole number from 0 to 5");
+  EXPECT_EQ(parse_number("N", "7", 0, 5).error().message(),
+            "N=7: expected a whole number from 0 to 5");
 }
 
 TEST(Numbers, Ports) {

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Command 1 of the README: install what is missing, build, run the demo.
+set -eu
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+scripts/demo.sh
