@@ -20,7 +20,8 @@ std::string text_of(const Field& f) {
 // --nnodes divides the world, a GPU count that fits is taken, else one node holds them all.
 Result<Field> derive_local_world(const DetectContext& ctx, const Field& rank, const Field& world,
                                  const std::optional<Field>& local_rank,
-                                 const std::optional<Field>& node_rank, Topology& t) {
+                                 const std::optional<Field>& node_rank,
+                                 std::vector<std::string>& notes) {
   if (node_rank && node_rank->value > 0) {
     if (!local_rank)
       return missing("LOCAL_RANK", "the rank within the node, with " + text_of(*node_rank));
@@ -49,13 +50,13 @@ Result<Field> derive_local_world(const DetectContext& ctx, const Field& rank, co
   }
   NprocGuess gpus = auto_nproc_per_node(ctx.env, ctx.machine);
   if (gpus.gpus > 0 && gpus.count > rank.value && world.value % gpus.count == 0) {
-    t.notes.push_back("LOCAL_WORLD_SIZE is not set: taken as the " + std::to_string(gpus.count) +
-                      " GPUs of this node (" + std::string(gpus.why) + ")");
+    notes.push_back("LOCAL_WORLD_SIZE is not set: taken as the " + std::to_string(gpus.count) +
+                    " GPUs of this node (" + std::string(gpus.why) + ")");
     return Field{gpus.count, "LOCAL_WORLD_SIZE"};
   }
   if (node_rank) {
-    t.notes.push_back("LOCAL_WORLD_SIZE is not set: all " + text_of(world) +
-                      " ranks are taken to be on this node");
+    notes.push_back("LOCAL_WORLD_SIZE is not set: all " + text_of(world) +
+                    " ranks are taken to be on this node");
   }
   return Field{world.value, "LOCAL_WORLD_SIZE"};
 }
@@ -80,12 +81,12 @@ Result<Detected> process_read(const DetectContext& ctx) {
   const std::optional<Field>& local_rank = *local_rank_read;
   const std::optional<Field>& node_rank = *node_rank_read;
 
-  Topology notes_holder;
+  std::vector<std::string> notes;
   ProcessFields f{*rank, *world, {}, {}, node_rank, std::nullopt};
   if (*local_world_read) {
     f.local_world_size = **local_world_read;
   } else {
-    auto derived = derive_local_world(ctx, *rank, *world, local_rank, node_rank, notes_holder);
+    auto derived = derive_local_world(ctx, *rank, *world, local_rank, node_rank, notes);
     if (!derived) return derived.error();
     f.local_world_size = *derived;
   }
@@ -107,7 +108,7 @@ Result<Detected> process_read(const DetectContext& ctx) {
   auto topology = process_level_topology(f, "torch-env");
   if (!topology) return topology.error();
   Topology& t = *topology;
-  t.notes.insert(t.notes.end(), notes_holder.notes.begin(), notes_holder.notes.end());
+  t.notes.insert(t.notes.end(), notes.begin(), notes.end());
   auto addr = read_host(env, "MASTER_ADDR");
   if (!addr) return addr.error();
   auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
