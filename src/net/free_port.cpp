@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "net/unique_fd.hpp"
+#include "util/unique_fd.hpp"
 
 namespace aml {
 

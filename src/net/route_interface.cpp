@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "net/unique_fd.hpp"
+#include "util/unique_fd.hpp"
 
 namespace aml {
 namespace {

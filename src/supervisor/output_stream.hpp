@@ -1,0 +1,46 @@
+// One output stream (stdout or stderr) of one worker: read from its pipe and relayed line by
+// line, so that lines of different workers never mix on the console or in the log file.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/unique_fd.hpp"
+
+namespace aml {
+
+struct StreamSinks {
+  int console_fd = -1;   // where lines are shown; -1 when this rank is filtered out
+  std::string tag;       // put before every console line ("" for none)
+  int log_fd = -1;       // the rank's log file, written untagged; -1 for none
+  bool keep_tail = false;  // remember the last lines (stderr, for the failure summary)
+};
+
+class OutputStream {
+ public:
+  OutputStream(UniqueFd pipe, StreamSinks sinks);
+
+  int fd() const { return pipe_.get(); }
+  bool is_open() const { return static_cast<bool>(pipe_); }
+
+  // Reads what the pipe holds without blocking. At end of file a partial last line is written
+  // out (with a newline added on the console) and the pipe is closed.
+  void drain();
+
+  // The last `count` lines seen (only with keep_tail).
+  std::vector<std::string> tail(std::size_t count) const;
+
+ private:
+  void consume(std::string_view data);
+  void emit(std::string_view whole_lines);
+  void finish();
+
+  UniqueFd pipe_;
+  StreamSinks sinks_;
+  std::string partial_;  // bytes after the last newline, waiting for the rest of their line
+  std::string tail_;
+  std::string tagged_;   // reused buffer for tagged console output
+};
+
+}  // namespace aml
