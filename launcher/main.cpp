@@ -1,15 +1,18 @@
 // aml-launch: CLI -> topology -> plan -> run. Thin: every stage lives in src/.
+#include <signal.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 
 #include "net/free_port.hpp"
 #include "net/route_interface.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
-#include "supervisor/exit_status.hpp"
+#include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
 
@@ -34,6 +37,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.omp_threads_set = has(env, "OMP_NUM_THREADS");
   inputs.nccl_ifname_set = has(env, "NCCL_SOCKET_IFNAME");
   inputs.gloo_ifname_set = has(env, "GLOO_SOCKET_IFNAME");
+  inputs.python_unbuffered_set = has(env, "PYTHONUNBUFFERED");
   if (inputs.run_id.empty() && topology.run_id.empty() && topology.nnodes == 1) {
     // A single node needs no agreement on the id: make one that names this launch.
     inputs.run_id = "aml-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
@@ -42,6 +46,18 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     auto port = free_tcp_port();
     if (!port) return port.error();
     inputs.free_port = *port;
+  }
+  if (options.framework == Framework::tensorflow && topology.launch == Launch::per_node) {
+    if (topology.nnodes > 1) {
+      return invalid("--framework", "tensorflow",
+                     "a single node: a multi-node TF_CONFIG needs every node's address, which "
+                     "the multi-node rendezvous will provide");
+    }
+    for (int i = 0; i < topology.nproc_per_node; ++i) {
+      auto port = free_tcp_port();
+      if (!port) return port.error();
+      inputs.tf_ports.push_back(*port);
+    }
   }
   if (topology.nnodes > 1 && !(inputs.nccl_ifname_set && inputs.gloo_ifname_set)) {
     RouteInterface route = route_interface_to(topology.master_addr);
@@ -62,17 +78,44 @@ std::vector<std::string> environ_with(const Env& base, const EnvList& added) {
   return out;
 }
 
-void print_failure(const LaunchPlan& plan, const RunOutcome& outcome) {
-  if (outcome.spawn_error) {
-    std::cerr << "aml-launch: cannot start the command: " << outcome.spawn_error->message() << "\n";
+std::string host_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "?";
+  return host;
+}
+
+OutputOptions output_options(const Options& options, const LaunchPlan& plan, const Env& env) {
+  OutputOptions out;
+  if (!options.tag) {
+    if (plan.workers.size() > 1) out.tag_template = "[rank {rank}] ";
+  } else if (*options.tag != "none") {
+    out.tag_template = *options.tag;
   }
-  if (!outcome.first_failure) return;
-  const WorkerExit& failed = *outcome.first_failure;
-  char host[256] = "?";
-  gethostname(host, sizeof(host) - 1);
-  std::cerr << "aml-launch: rank " << failed.rank << " (local rank " << failed.local_rank
-            << ") on node " << plan.topology.node_rank << " (" << host << "), pid " << failed.pid
-            << ", failed first: " << describe_wait_status(failed.wait_status) << "\n";
+  out.console_local_ranks = options.local_ranks_filter;
+  if (options.log_dir) {
+    out.log_dir = *options.log_dir;
+  } else if (has(env, "AZUREML_RUN_ID")) {
+    out.log_dir = "user_logs";  // Azure ML's std_log_process_<rank>.txt layout
+  }
+  return out;
+}
+
+// --exec: the command replaces aml-launch, as that one rank.
+int exec_command(const LaunchPlan& plan, const Env& env) {
+  if (plan.topology.launch != Launch::per_process) {
+    return fail(invalid("--exec", "set", "a per-process launch (the scheduler started this rank); a per-node "
+                                         "launch has " + std::to_string(plan.workers.size()) + " workers to supervise"));
+  }
+  std::vector<std::string> entries = environ_with(env, plan.workers.front().env);
+  std::vector<char*> envp, argv;
+  for (std::string& e : entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> command = plan.command;
+  for (std::string& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execvpe(argv[0], argv.data(), envp.data());
+  std::cerr << "aml-launch: cannot run " << command.front() << ": " << std::strerror(errno) << "\n";
+  return 127;
 }
 
 int run(int argc, char** argv) {
@@ -94,14 +137,34 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (options.command.empty()) return fail(missing("command", "a command after -- (see --help)"));
+  if (options.exec) return exec_command(plan, env);
 
-  std::vector<WorkerLaunch> launches;
-  for (const WorkerPlan& worker : plan.workers) {
-    launches.push_back(
-        {worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
+  // A console that went away must not kill the launcher while its workers run.
+  signal(SIGPIPE, SIG_IGN);
+  const NodeIdentity node{plan.topology.node_rank, host_name()};
+  auto launches = [&](int restart_count) {
+    PlanInputs round_inputs = *inputs;
+    round_inputs.restart_count = restart_count;
+    LaunchPlan round = restart_count == 0 ? plan : build_plan(*topology, round_inputs);
+    std::vector<WorkerLaunch> out;
+    for (const WorkerPlan& worker : round.workers) {
+      out.push_back({worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
+    }
+    return out;
+  };
+  auto on_restart = [&](const RunOutcome& failed, int next) {
+    std::cerr << failure_summary_text(failed, node) << "aml-launch: restarting the workers (restart " << next
+              << " of " << options.max_restarts << ")\n";
+  };
+  RunOptions run_options{options.term_timeout_seconds, options.max_restarts, output_options(options, plan, env)};
+  RunOutcome outcome = run_workers(launches, run_options, on_restart);
+  if (outcome.start_error) std::cerr << "aml-launch: cannot start: " << outcome.start_error->message() << "\n";
+  std::cerr << failure_summary_text(outcome, node);
+  if (!options.summary_file.empty()) {
+    std::ofstream summary(options.summary_file, std::ios::trunc);
+    summary << run_summary_json(outcome, node);
+    if (!summary) std::cerr << "aml-launch: cannot write --summary-file " << options.summary_file << "\n";
   }
-  RunOutcome outcome = run_workers(launches, {options.term_timeout_seconds});
-  print_failure(plan, outcome);
   return outcome.exit_code;
 }
 

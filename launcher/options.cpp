@@ -20,8 +20,22 @@ namespace {
 // error names the flag and its value the same way.
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
-  std::string term_timeout;
+  std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
 };
+
+Result<std::set<int>> parse_rank_list(const std::string& text) {
+  std::set<int> ranks;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    auto rank = parse_number("--local-ranks-filter", text.substr(start, comma - start), 0, kMaxCount);
+    if (!rank) return invalid("--local-ranks-filter", text, "local ranks such as 0 or 0,2,3");
+    ranks.insert(*rank);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ranks;
+}
 
 Result<std::optional<int>> flag_number(const std::string& flag, const std::string& text, int min) {
   if (text.empty()) return std::optional<int>();
@@ -62,6 +76,21 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     }
     options.term_timeout_seconds = seconds;
   }
+  if (!raw.max_restarts.empty()) {
+    auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
+    if (!restarts) return restarts.error();
+    options.max_restarts = *restarts;
+  }
+  if (!raw.local_ranks_filter.empty()) {
+    auto ranks = parse_rank_list(raw.local_ranks_filter);
+    if (!ranks) return ranks.error();
+    options.local_ranks_filter = *ranks;
+  }
+  if (raw.framework == "tensorflow") {
+    options.framework = Framework::tensorflow;
+  } else if (raw.framework != "pytorch") {
+    return invalid("--framework", raw.framework, "pytorch or tensorflow");
+  }
   return std::nullopt;
 }
 
@@ -90,6 +119,22 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "Run id given to the workers (default: the scheduler's)");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
+  app.add_option("--max-restarts", raw.max_restarts,
+                 "Restart the local workers this many times after a failure (default 0)");
+  app.add_option("--log-dir", options.log_dir,
+                 "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs)");
+  app.add_option("--tag", options.tag,
+                 "Prefix of each console line: a template with {rank} and {local_rank}, or none "
+                 "(default \"[rank {rank}] \" when there is more than one local worker)");
+  app.add_option("--local-ranks-filter", raw.local_ranks_filter,
+                 "Show only these local ranks on the console, e.g. 0 or 0,3 (log files get all)");
+  app.add_option("--summary-file", options.summary_file,
+                 "Write the run's outcome as JSON: first failure (rank, node, pid, code or signal, "
+                 "time, stderr tail) and every worker's exit");
+  app.add_flag("--exec", options.exec,
+               "Per-process launch: replace aml-launch by the command (no supervision)");
+  app.add_option("--framework", raw.framework,
+                 "pytorch (default) or tensorflow: also give each worker a TF_CONFIG");
   app.add_flag("--dry-run", options.dry_run, "Print the launch plan and start nothing");
   app.add_option("--format", raw.format, "Output of --dry-run: text (default) or json");
   app.footer(kHelpFooter);

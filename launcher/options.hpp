@@ -2,6 +2,8 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <optional>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -11,6 +13,7 @@
 namespace aml {
 
 enum class OutputFormat { text, json };
+enum class Framework { pytorch, tensorflow };
 
 struct Options {
   Overrides overrides;
@@ -18,6 +21,13 @@ struct Options {
   OutputFormat format = OutputFormat::text;
   std::string run_id;
   double term_timeout_seconds = 30;
+  int max_restarts = 0;
+  std::optional<std::string> tag;        // --tag: a template, "none", or unset for the default
+  std::optional<std::set<int>> local_ranks_filter;
+  std::optional<std::string> log_dir;    // unset: the default (Azure ML's user_logs, else none)
+  std::string summary_file;
+  bool exec = false;
+  Framework framework = Framework::pytorch;
   std::vector<std::string> command;
 };
 

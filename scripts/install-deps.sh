@@ -7,7 +7,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   clang libclang-rt-14-dev clang-format
-  hyperfine python3 procps iproute2 util-linux
+  hyperfine python3 python3-torch procps iproute2 util-linux
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,20 @@
 #include "topology/worker_marker.hpp"
 
 namespace aml {
+namespace {
+
+// TF_CONFIG naming every local worker of this (single-node) job, this worker as its task.
+std::string tf_config_for(const LaunchPlan& plan, const PlanInputs& inputs, int rank) {
+  std::string workers;
+  for (int port : inputs.tf_ports) {
+    workers += std::string(workers.empty() ? "" : ", ") + "\"" + plan.topology.master_addr + ":" +
+               std::to_string(port) + "\"";
+  }
+  return "{\"cluster\": {\"worker\": [" + workers + "]}, \"task\": {\"type\": \"worker\", \"index\": " +
+         std::to_string(rank) + "}}";
+}
+
+}  // namespace
 
 EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, int local_rank) {
   const Topology& t = plan.topology;
@@ -37,6 +51,12 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
     // thread per core and fight over them.
     set("OMP_NUM_THREADS", number(std::max(1, inputs.cpu_count / std::max(1, t.nproc_per_node))));
   }
+  if (!inputs.python_unbuffered_set) {
+    // A Python worker writing into a pipe would buffer its prints in blocks, and lose the
+    // block when it dies; line by line is what people expect from a console.
+    set("PYTHONUNBUFFERED", "1");
+  }
+  if (!inputs.tf_ports.empty() && rank >= 0) set("TF_CONFIG", tf_config_for(plan, inputs, rank));
   if (!plan.socket_ifname.empty()) {
     if (!inputs.nccl_ifname_set) set("NCCL_SOCKET_IFNAME", plan.socket_ifname);
     if (!inputs.gloo_ifname_set) set("GLOO_SOCKET_IFNAME", plan.socket_ifname);

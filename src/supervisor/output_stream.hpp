@@ -28,6 +28,11 @@ class OutputStream {
   // out (with a newline added on the console) and the pipe is closed.
   void drain();
 
+  // Stops reading: a partial last line is written out as at end of file.
+  void close() {
+    if (pipe_) finish();
+  }
+
   // The last `count` lines seen (only with keep_tail).
   std::vector<std::string> tail(std::size_t count) const;
 

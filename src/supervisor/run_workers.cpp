@@ -1,96 +1,245 @@
 #include "supervisor/run_workers.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
-#include <cmath>
+#include <cstring>
+#include <memory>
 
+#include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
+#include "supervisor/output_stream.hpp"
+#include "supervisor/spawn.hpp"
 
 namespace aml {
+
+std::string log_file_name(int rank) { return "std_log_process_" + std::to_string(rank) + ".txt"; }
+
+std::string expand_tag(const std::string& tag_template, int rank, int local_rank) {
+  std::string tag;
+  for (std::size_t i = 0; i < tag_template.size(); ++i) {
+    if (tag_template.compare(i, 6, "{rank}") == 0) {
+      tag += std::to_string(rank);
+      i += 5;
+    } else if (tag_template.compare(i, 12, "{local_rank}") == 0) {
+      tag += std::to_string(local_rank);
+      i += 11;
+    } else {
+      tag += tag_template[i];
+    }
+  }
+  return tag;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Running {
+constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups for chatty workers
+// After the last worker and every leftover process are gone, how long to wait for pipes that
+// something outside our reach still holds open.
+constexpr auto kDrainGrace = std::chrono::seconds(2);
+
+Error system_error(const std::string& what, const std::string& target) {
+  return invalid(what, target, std::string("to work (") + std::strerror(errno) + ")");
+}
+
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+std::optional<Pipe> make_pipe() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  fcntl(fds[0], F_SETPIPE_SZ, kPipeBytes);
+  fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+bool make_directories(const std::string& path) {
+  std::string partial;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    partial = path.substr(0, slash);
+    if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+struct Worker {
   WorkerLaunch launch;
   pid_t pid = 0;
   bool alive = false;
+  int wait_status = 0;
+  std::chrono::system_clock::time_point ended;
+  std::unique_ptr<OutputStream> out;
+  std::unique_ptr<OutputStream> err;
 };
 
-class Supervisor {
+// One round: every local worker from start to end, and nothing of theirs left afterwards.
+class Round {
  public:
-  explicit Supervisor(const RunOptions& options) : options_(options) {
-    sigemptyset(&handled_);
-    for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
-      sigaddset(&handled_, sig);
-    // Blocked here and taken with sigtimedwait: no handler runs in the middle of anything.
-    sigprocmask(SIG_BLOCK, &handled_, &original_mask_);
-    // Orphaned grandchildren are re-parented to us, so that we reap them (as PID 1 anyway).
-    if (getpid() != 1) prctl(PR_SET_CHILD_SUBREAPER, 1);
-  }
-  ~Supervisor() { sigprocmask(SIG_SETMASK, &original_mask_, nullptr); }
+  Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
+        const std::vector<UniqueFd>& log_files)
+      : options_(options), original_mask_(original_mask), signal_fd_(signal_fd), log_files_(log_files) {}
 
-  RunOutcome run(const std::vector<WorkerLaunch>& launches) {
-    for (const WorkerLaunch& launch : launches) {
-      auto pid = spawn_worker({launch.argv, launch.environ, original_mask_});
-      if (!pid) {
-        outcome_.spawn_error = pid.error();
-        outcome_.exit_code = 127;  // as a shell reports a command it cannot run
-        begin_teardown();
-        break;
-      }
-      workers_.push_back({launch, *pid, true});
-      ++alive_;
+  RunOutcome run(std::vector<WorkerLaunch> launches) {
+    epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
+    watch(signal_fd_, kSignalKey);
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      if (!start(std::move(launches[i]), i)) break;
     }
-    while (alive_ > 0) wait_for_event();
-    kill_leftovers();
+    while (alive_ > 0 || open_streams() > 0) {
+      if (alive_ == 0 && !swept_) sweep();
+      wait_once();
+    }
+    sweep();
+    for (const Worker& w : workers_) {
+      outcome_.exits.push_back({w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
+    }
     return outcome_;
   }
 
+  bool stop_requested() const { return stop_requested_; }
+
  private:
-  void wait_for_event() {
-    timespec timeout{3600, 0};
-    if (tearing_down_) {
-      auto left = std::chrono::duration<double>(deadline_ - Clock::now()).count();
-      left = std::max(0.0, left);
-      timeout.tv_sec = static_cast<time_t>(left);
-      timeout.tv_nsec = static_cast<long>((left - std::floor(left)) * 1e9);
+  static constexpr std::uint64_t kSignalKey = ~0ull;
+
+  void watch(int fd, std::uint64_t key) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = key;
+    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event);
+  }
+
+  bool start(WorkerLaunch launch, std::size_t index) {
+    auto out = make_pipe();
+    auto err = make_pipe();
+    if (!out || !err) return fail_to_start(system_error("pipe2", "worker output"));
+    const OutputOptions& o = options_.output;
+    bool shown = !o.console_local_ranks || o.console_local_ranks->count(launch.local_rank) > 0;
+    std::string tag = expand_tag(o.tag_template, launch.rank, launch.local_rank);
+    int log_fd = index < log_files_.size() ? log_files_[index].get() : -1;
+    // Only local rank 0 reads the launcher's stdin, as with mpirun; the others read nothing.
+    UniqueFd null_input;
+    if (launch.local_rank != 0) null_input.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    SpawnRequest request{launch.argv, launch.environ, original_mask_, null_input.get(),
+                         out->write.get(), err->write.get()};
+    auto pid = spawn_worker(request);
+    if (!pid) return fail_to_start(pid.error());
+    Worker worker;
+    worker.launch = std::move(launch);
+    worker.pid = *pid;
+    worker.alive = true;
+    worker.out = std::make_unique<OutputStream>(std::move(out->read),
+                                                StreamSinks{shown ? STDOUT_FILENO : -1, tag, log_fd, false});
+    worker.err = std::make_unique<OutputStream>(std::move(err->read),
+                                                StreamSinks{shown ? STDERR_FILENO : -1, tag, log_fd, true});
+    watch(worker.out->fd(), 2 * index);
+    watch(worker.err->fd(), 2 * index + 1);
+    workers_.push_back(std::move(worker));
+    ++alive_;
+    return true;
+  }
+
+  bool fail_to_start(Error error) {
+    outcome_.start_error = std::move(error);
+    outcome_.exit_code = 127;  // as a shell reports a command it cannot run
+    begin_teardown();
+    return false;
+  }
+
+  int open_streams() const {
+    int open = 0;
+    for (const Worker& w : workers_) open += w.out->is_open() + w.err->is_open();
+    return open;
+  }
+
+  void wait_once() {
+    int timeout_ms = -1;
+    if (tearing_down_ && !killed_) timeout_ms = milliseconds_until(deadline_);
+    if (swept_) timeout_ms = milliseconds_until(drain_deadline_);
+    epoll_event events[64];
+    int n = epoll_wait(epoll_.get(), events, 64, timeout_ms);
+    if (n < 0 && errno != EINTR) n = 0;
+    for (int i = 0; i < n; ++i) {
+      if (events[i].data.u64 == kSignalKey) {
+        take_signals();
+      } else {
+        Worker& w = workers_[events[i].data.u64 / 2];
+        (events[i].data.u64 % 2 == 0 ? w.out : w.err)->drain();
+      }
     }
-    siginfo_t info;
-    int sig = sigtimedwait(&handled_, &info, &timeout);
-    if (sig < 0) {
-      if (errno == EAGAIN && tearing_down_) signal_workers(SIGKILL);
-      return;
+    if (tearing_down_ && !killed_ && Clock::now() >= deadline_) {
+      killed_ = true;
+      signal_workers(SIGKILL);
     }
-    if (sig == SIGCHLD) return reap();
-    signal_workers(sig);
-    if (sig == SIGINT && interrupted_) signal_workers(SIGKILL);  // a second Ctrl-C: now
-    if (sig == SIGINT || sig == SIGTERM) {
-      interrupted_ = interrupted_ || sig == SIGINT;
-      begin_teardown();
+    if (swept_ && Clock::now() >= drain_deadline_) {
+      for (Worker& w : workers_) {
+        w.out->close();
+        w.err->close();
+      }
+    }
+  }
+
+  static int milliseconds_until(Clock::time_point when) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(when - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left + 1, 0, 3600 * 1000));
+  }
+
+  void take_signals() {
+    signalfd_siginfo info;
+    while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
+      int sig = static_cast<int>(info.ssi_signo);
+      if (sig == SIGCHLD) {
+        reap();
+        continue;
+      }
+      if (sig == SIGINT && interrupted_) {
+        signal_workers(SIGKILL);  // a second Ctrl-C: now
+        killed_ = true;
+      }
+      signal_workers(sig);
+      if (sig == SIGINT || sig == SIGTERM) {
+        interrupted_ = interrupted_ || sig == SIGINT;
+        stop_requested_ = true;
+        begin_teardown();
+      }
     }
   }
 
   void reap() {
     int status = 0;
     pid_t pid;
-    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-      for (Running& worker : workers_) {
-        if (worker.pid != pid || !worker.alive) continue;
-        worker.alive = false;
-        --alive_;
-        bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        if (failed && !outcome_.first_failure) {
-          outcome_.first_failure =
-              WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status};
-          outcome_.exit_code = exit_code_of(status);
-          begin_teardown();
-        }
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) note_exit(pid, status);
+  }
+
+  void note_exit(pid_t pid, int status) {
+    for (Worker& worker : workers_) {
+      if (worker.pid != pid || !worker.alive) continue;
+      worker.alive = false;
+      worker.wait_status = status;
+      worker.ended = std::chrono::system_clock::now();
+      --alive_;
+      bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (failed && !outcome_.first_failure && !outcome_.start_error) {
+        outcome_.first_failure =
+            WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status, worker.ended, {}};
+        outcome_.exit_code = exit_code_of(status);
+        first_failed_ = static_cast<int>(&worker - workers_.data());
+        begin_teardown();
       }
     }
   }
@@ -105,39 +254,90 @@ class Supervisor {
   }
 
   void signal_workers(int sig) {
-    for (const Running& worker : workers_) {
+    for (const Worker& worker : workers_) {
       if (worker.alive) killpg(worker.pid, sig);
     }
   }
 
-  // Whatever is left in the workers' process groups (background children) goes with them.
-  void kill_leftovers() {
-    for (const Running& worker : workers_) {
-      killpg(worker.pid, SIGKILL);
-      int status;
-      while (waitpid(-worker.pid, &status, 0) > 0 || errno == EINTR) {
-      }
+  // Every worker has exited: whatever they left (background children, daemons, even those
+  // that left the workers' process groups) is killed and reaped, so that nothing outlives the
+  // round and their pipes reach end of file.
+  void sweep() {
+    kill_all_descendants([this](pid_t pid, int status) { note_exit(pid, status); });
+    if (!swept_) {
+      swept_ = true;
+      drain_deadline_ = Clock::now() + kDrainGrace;
     }
-    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    if (first_failed_ >= 0 && outcome_.first_failure) {
+      outcome_.first_failure->stderr_tail = workers_[first_failed_].err->tail(20);
     }
   }
 
-  RunOptions options_;
-  sigset_t handled_;
-  sigset_t original_mask_;
-  std::vector<Running> workers_;
+  const RunOptions& options_;
+  const sigset_t& original_mask_;
+  int signal_fd_;
+  const std::vector<UniqueFd>& log_files_;
+  UniqueFd epoll_;
+  std::vector<Worker> workers_;
+  int first_failed_ = -1;  // index into workers_
   int alive_ = 0;
   bool tearing_down_ = false;
+  bool killed_ = false;
   bool interrupted_ = false;
+  bool stop_requested_ = false;
+  bool swept_ = false;
   Clock::time_point deadline_;
+  Clock::time_point drain_deadline_;
   RunOutcome outcome_;
 };
 
 }  // namespace
 
-RunOutcome run_workers(const std::vector<WorkerLaunch>& workers, const RunOptions& options) {
-  Supervisor supervisor(options);
-  return supervisor.run(workers);
+RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
+                       const RestartNotice& on_restart) {
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&handled, sig);
+  // Blocked and read from a signalfd in the event loop: no handler runs in the middle of
+  // anything, and the workers get the original mask back.
+  sigset_t original_mask;
+  sigprocmask(SIG_BLOCK, &handled, &original_mask);
+  UniqueFd signal_fd(signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
+  // Orphaned grandchildren are re-parented to us, so that we reap them (as PID 1 anyway).
+  if (getpid() != 1) prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+  RunOutcome outcome;
+  std::vector<UniqueFd> log_files;
+  for (int restart = 0;; ++restart) {
+    std::vector<WorkerLaunch> round_launches = launches(restart);
+    if (!options.output.log_dir.empty() && log_files.empty()) {
+      if (!make_directories(options.output.log_dir)) {
+        outcome.start_error = system_error("--log-dir", options.output.log_dir);
+        outcome.exit_code = 2;
+        break;
+      }
+      for (const WorkerLaunch& launch : round_launches) {
+        std::string path = options.output.log_dir + "/" + log_file_name(launch.rank);
+        log_files.emplace_back(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+        if (!log_files.back()) {
+          outcome.start_error = system_error("log file", path);
+          outcome.exit_code = 2;
+          break;
+        }
+      }
+      if (outcome.start_error) break;
+    }
+    Round round(options, original_mask, signal_fd.get(), log_files);
+    int restarts_so_far = outcome.restarts;
+    outcome = round.run(std::move(round_launches));
+    outcome.restarts = restarts_so_far;
+    bool failed = outcome.exit_code != 0 && !outcome.start_error;
+    if (!failed || round.stop_requested() || restart >= options.max_restarts) break;
+    if (on_restart) on_restart(outcome, restart + 1);
+    outcome.restarts = restart + 1;
+  }
+  sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+  return outcome;
 }
 
 }  // namespace aml

@@ -1,13 +1,17 @@
-// Run a set of local workers to the end: spawn, reap, forward signals, fail fast.
-// This is the first cut of DESIGN §4; output relay and per-rank logs come later.
+// Run the local workers of a launch to the end (DESIGN §4): spawn each in its own process
+// group, relay every output line, reap every child, forward signals, fail fast, restart.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
-#include "supervisor/spawn.hpp"
+#include <aml/error.hpp>
 
 namespace aml {
 
@@ -18,23 +22,46 @@ struct WorkerLaunch {
   std::vector<std::string> environ;
 };
 
+struct OutputOptions {
+  std::string tag_template;  // "[rank {rank}] "-style prefix; "" for none
+  std::optional<std::set<int>> console_local_ranks;  // only these on the console (all when empty)
+  std::string log_dir;                                // per-rank log files here; "" for none
+};
+
+struct RunOptions {
+  double term_timeout_seconds = 30;  // grace between SIGTERM and SIGKILL in a teardown
+  int max_restarts = 0;
+  OutputOptions output;
+};
+
 struct WorkerExit {
   int rank = -1;
   int local_rank = 0;
   pid_t pid = 0;
   int wait_status = 0;
+  std::chrono::system_clock::time_point when;
+  std::vector<std::string> stderr_tail;  // its last lines of stderr
 };
 
 struct RunOutcome {
   int exit_code = 0;  // the first failure's, 128+N for signal N; else 0
   std::optional<WorkerExit> first_failure;
-  std::optional<Error> spawn_error;  // a worker could not be started at all
+  std::optional<Error> start_error;  // a worker or its log file could not be set up
+  int restarts = 0;
+  std::vector<WorkerExit> exits;  // every worker of the last round
 };
 
-struct RunOptions {
-  double term_timeout_seconds = 30;  // grace between SIGTERM and SIGKILL in a teardown
-};
+// Called before every round with the restart count, to give the workers of that round.
+using LaunchFactory = std::function<std::vector<WorkerLaunch>(int restart_count)>;
+// Called when a round failed and another is about to start.
+using RestartNotice = std::function<void(const RunOutcome& failed_round, int next_restart)>;
 
-RunOutcome run_workers(const std::vector<WorkerLaunch>& workers, const RunOptions& options);
+RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
+                       const RestartNotice& on_restart = {});
+
+// "std_log_process_<rank>.txt", the Azure ML layout.
+std::string log_file_name(int rank);
+// The tag for one worker: "{rank}" and "{local_rank}" in the template are replaced.
+std::string expand_tag(const std::string& tag_template, int rank, int local_rank);
 
 }  // namespace aml

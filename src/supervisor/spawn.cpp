@@ -32,8 +32,16 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
   std::vector<char*> argv = c_strings(request.argv);
   std::vector<char*> envp = c_strings(request.environ);
   // posix_spawnp searches PATH in the launcher's environment, as a shell would.
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  // The launcher's descriptors are all close-on-exec; dup2 gives the worker its own 0, 1, 2.
+  const int targets[] = {request.stdin_fd, request.stdout_fd, request.stderr_fd};
+  for (int target = 0; target < 3; ++target) {
+    if (targets[target] >= 0) posix_spawn_file_actions_adddup2(&files, targets[target], target);
+  }
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  int rc = posix_spawnp(&pid, argv[0], &files, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)
     return invalid("command", request.argv[0],

@@ -4,9 +4,10 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include <aml/error.hpp>
 #include <string>
 #include <vector>
+
+#include <aml/error.hpp>
 
 namespace aml {
 
@@ -14,6 +15,9 @@ struct SpawnRequest {
   std::vector<std::string> argv;     // argv[0] is looked up in PATH like execvp
   std::vector<std::string> environ;  // "NAME=value" entries, the whole environment
   sigset_t signal_mask;              // the mask the worker starts with (the launcher's original)
+  int stdin_fd = -1;                 // -1: inherit the launcher's
+  int stdout_fd = -1;
+  int stderr_fd = -1;
 };
 
 // The pid of the started worker, leader of a new process group; an error names the command.

@@ -70,7 +70,7 @@ out=$(clean "$BIN" --nproc-per-node 3 -- sh -c '[ "$RANK" = 1 ] && exit 7; exec 
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "fail-fast exits with the first failure's code" [ $status = 7 ]
 check "fail-fast does not wait for the sleepers (${elapsed_ms} ms)" [ $elapsed_ms -lt 10000 ]
-check "the failure summary names rank 1 and its exit code" grep -q "rank 1 (local rank 1) on node 0 .* failed first: exit code 7" <<<"$out"
+check "the failure summary names rank 1 and its exit code" grep -q "rank 1 (local rank 1) on node 0 .* failed first at .*Z: exit code 7" <<<"$out"
 
 # A worker that ignores SIGTERM is killed after --term-timeout.
 start=$(date +%s%N)

@@ -1,0 +1,89 @@
+#include "supervisor/failure_summary.hpp"
+
+#include <string.h>
+#include <sys/wait.h>
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "supervisor/exit_status.hpp"
+
+namespace aml {
+
+std::string utc_timestamp(std::chrono::system_clock::time_point when) {
+  using namespace std::chrono;
+  auto millis = duration_cast<milliseconds>(when.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  std::size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof(text) - n, ".%03dZ", static_cast<int>(millis % 1000));
+  return text;
+}
+
+std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
+  if (!outcome.first_failure) return {};
+  const WorkerExit& f = *outcome.first_failure;
+  std::string text = "aml-launch: rank " + std::to_string(f.rank) + " (local rank " +
+                     std::to_string(f.local_rank) + ") on node " + std::to_string(node.node_rank) + " (" +
+                     node.host + "), pid " + std::to_string(f.pid) + ", failed first at " +
+                     utc_timestamp(f.when) + ": " + describe_wait_status(f.wait_status) + "\n";
+  if (outcome.restarts > 0) text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
+  if (f.stderr_tail.empty()) {
+    text += "aml-launch: its stderr was empty\n";
+  } else {
+    text += "aml-launch: last " + std::to_string(f.stderr_tail.size()) + " line(s) of its stderr:\n";
+    for (const std::string& line : f.stderr_tail) text += "  | " + line + "\n";
+  }
+  return text;
+}
+
+namespace {
+
+nlohmann::ordered_json exit_json(const WorkerExit& exit) {
+  nlohmann::ordered_json j;
+  j["rank"] = exit.rank;
+  j["local_rank"] = exit.local_rank;
+  j["pid"] = exit.pid;
+  if (WIFSIGNALED(exit.wait_status)) {
+    int sig = WTERMSIG(exit.wait_status);
+    const char* name = sigabbrev_np(sig);
+    j["exit_code"] = nullptr;
+    j["signal"] = sig;
+    j["signal_name"] = std::string("SIG") + (name ? name : "?");
+  } else {
+    j["exit_code"] = WIFEXITED(exit.wait_status) ? WEXITSTATUS(exit.wait_status) : -1;
+    j["signal"] = nullptr;
+    j["signal_name"] = nullptr;
+  }
+  j["status"] = describe_wait_status(exit.wait_status);
+  j["time"] = utc_timestamp(exit.when);
+  return j;
+}
+
+}  // namespace
+
+std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node) {
+  nlohmann::ordered_json j;
+  j["exit_code"] = outcome.exit_code;
+  j["node_rank"] = node.node_rank;
+  j["host"] = node.host;
+  j["restarts"] = outcome.restarts;
+  if (outcome.first_failure) {
+    nlohmann::ordered_json f = exit_json(*outcome.first_failure);
+    f["node_rank"] = node.node_rank;
+    f["host"] = node.host;
+    f["stderr_tail"] = outcome.first_failure->stderr_tail;
+    j["first_failure"] = f;
+  } else {
+    j["first_failure"] = nullptr;
+  }
+  j["start_error"] = outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
+  auto& workers = j["workers"] = nlohmann::ordered_json::array();
+  for (const WorkerExit& exit : outcome.exits) workers.push_back(exit_json(exit));
+  // Invalid UTF-8 in a worker's stderr is replaced, not a reason to lose the summary.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace aml

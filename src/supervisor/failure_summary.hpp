@@ -1,0 +1,24 @@
+// What people and tools are told when a run ends: which rank on which node failed first, how,
+// when, and the end of its stderr.
+#pragma once
+
+#include <string>
+
+#include "supervisor/run_workers.hpp"
+
+namespace aml {
+
+struct NodeIdentity {
+  int node_rank = 0;
+  std::string host;
+};
+
+// Lines for stderr; "" when the run succeeded.
+std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node);
+// The --summary-file document, for a failed run and a clean one alike.
+std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node);
+
+// "2026-11-22T03:04:05.678Z"
+std::string utc_timestamp(std::chrono::system_clock::time_point when);
+
+}  // namespace aml

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Black-box tests of supervision (DESIGN §4): no output line lost, per-rank logs, tags and
+# filters, orphans and zombies reaped (also as PID 1 in a PID namespace), restarts, --exec,
+# --summary-file, --framework tensorflow.
+# usage: supervision_test.sh AML_LAUNCH LINE_WRITER
+set -u
+BIN=$(realpath "$1")
+WRITER=$(realpath "$2")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
+py=/usr/bin/python3
+
+# --- 100,000 numbered lines: every line on the console and in the log file, whole and in
+# order. Two workers writing at once (tags keep them apart), and one worker that SIGKILLs
+# itself right after its last write.
+lines_ok() {  # lines_ok CONSOLE LOGDIR KIND RANKS...
+  $py - "$@" <<'PY'
+import sys
+console, logs, kind, ranks = sys.argv[1], sys.argv[2], sys.argv[3], [int(r) for r in sys.argv[4:]]
+suffix = b" \xff\xfe\x80\x00" if kind == "binary" else b""
+want = [b"line %d%s" % (i, suffix) for i in range(1, 100001)]
+per_rank = {r: [] for r in ranks}
+for line in open(console, "rb").read().split(b"\n")[:-1]:
+    for r in ranks:
+        tag = b"[rank %d] " % r
+        if line.startswith(tag):
+            per_rank[r].append(line[len(tag):])
+for r in ranks:
+    assert per_rank[r] == want, f"console rank {r}: {len(per_rank[r])} lines"
+    log = open(f"{logs}/std_log_process_{r}.txt", "rb").read().split(b"\n")
+    assert log[-1] == b"" and log[:-1] == want, f"log rank {r}: {len(log) - 1} lines"
+PY
+}
+for stream in out err; do
+  for kind in text binary; do
+    name="$stream-$kind"
+    clean "$BIN" --nproc-per-node 2 --log-dir "$WORK/logs-$name" -- "$WRITER" 100000 $stream $kind exit \
+      >"$WORK/console-$name.out" 2>"$WORK/console-$name.err"
+    check "$name, 2 workers: exit 0" [ $? = 0 ]
+    check "$name, 2 workers: 2 x 100,000 lines on the console and in the log files" \
+      lines_ok "$WORK/console-$name.$stream" "$WORK/logs-$name" $kind 0 1
+    clean "$BIN" --tag '[rank {rank}] ' --log-dir "$WORK/killed-$name" -- "$WRITER" 100000 $stream $kind \
+      >"$WORK/killed-$name.out" 2>"$WORK/killed-$name.err"
+    check "$name, SIGKILLed after writing: status 137" [ $? = 137 ]
+    check "$name, SIGKILLed after writing: all 100,000 lines on the console and in the log file" \
+      lines_ok "$WORK/killed-$name.$stream" "$WORK/killed-$name" $kind 0
+  done
+done
+
+# --- A partial last line is flushed, on the console with a newline added.
+out=$(clean "$BIN" -- sh -c 'printf "no newline at the end"')
+check "partial last line is flushed" [ "$out" = "no newline at the end" ]
+
+# --- Tags: default with several workers, none with one, a template, none on request.
+out=$(clean "$BIN" --nproc-per-node 2 -- sh -c 'echo hi' | sort)
+check "default tag [rank N]" [ "$out" = "$(printf '[rank 0] hi\n[rank 1] hi')" ]
+out=$(clean "$BIN" -- sh -c 'echo hi')
+check "one worker: no tag" [ "$out" = "hi" ]
+out=$(clean "$BIN" --nproc-per-node 2 --tag '{local_rank}/{rank}: ' -- sh -c 'echo hi' | sort)
+check "tag template" [ "$out" = "$(printf '0/0: hi\n1/1: hi')" ]
+out=$(clean "$BIN" --nproc-per-node 2 --tag none -- sh -c 'echo hi')
+check "--tag none" [ "$out" = "$(printf 'hi\nhi')" ]
+
+# --- --local-ranks-filter: the console shows the chosen ranks; the log files get all.
+out=$(clean "$BIN" --nproc-per-node 3 --local-ranks-filter 1 --log-dir "$WORK/filter" -- sh -c 'echo rank $RANK')
+check "filter shows only local rank 1" [ "$out" = "[rank 1] rank 1" ]
+check "filter keeps every log file" bash -c "grep -qx 'rank 0' '$WORK/filter/std_log_process_0.txt' && grep -qx 'rank 2' '$WORK/filter/std_log_process_2.txt'"
+
+# --- Azure ML: per-rank logs default to user_logs/std_log_process_<rank>.txt.
+(cd "$WORK" && clean AZUREML_RUN_ID=run_1 "$BIN" --nproc-per-node 2 -- sh -c 'echo azure $RANK' >/dev/null)
+check "Azure ML default log layout" bash -c "grep -qx 'azure 1' '$WORK/user_logs/std_log_process_1.txt'"
+
+# --- Orphans: every worker leaves a background child (one escapes its process group with
+# setsid); one worker exits 7; nothing of the job is left.
+marker="aml-orphan-$$-$RANDOM"
+clean MARK=$marker "$BIN" --nproc-per-node 3 -- sh -c \
+  'sleep 600 & setsid sleep 600 & [ "$RANK" = 2 ] && { sleep 0.3; exit 7; }; wait' >/dev/null 2>&1
+status=$?
+check "orphans: exit status of the failing worker (7)" [ $status = 7 ]
+left=$(grep -l "MARK=$marker" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+check "orphans: no process of the job is left ($left found)" [ "$left" = 0 ]
+
+# --- Clean exit with background daemons left behind: they are killed too.
+marker2="aml-daemon-$$-$RANDOM"
+clean MARK=$marker2 "$BIN" --nproc-per-node 2 -- sh -c 'setsid sleep 600 & exit 0' >/dev/null 2>&1
+status=$?
+left=$(grep -l "MARK=$marker2" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+check "clean exit: status 0 and no daemon left ($left found)" bash -c "[ $status = 0 ] && [ $left = 0 ]"
+
+# --- Zombies: orphans re-parented to aml-launch are reaped while the job runs, as a
+# subreaper and as PID 1 of a PID namespace.
+zombie_probe='if [ "$RANK" = 0 ]; then
+  for i in $(seq 100); do (sleep 0.2 &); done
+  sleep 1.5
+  z=0; for s in /proc/[0-9]*/stat; do st=$(cut -d" " -f3 "$s" 2>/dev/null); [ "$st" = Z ] && z=$((z+1)); done
+  echo "zombies=$z"
+fi'
+out=$(clean "$BIN" -- sh -c "$zombie_probe" 2>&1)
+check "subreaper: 100 orphans exited, no zombie left ($out)" [ "$out" = "zombies=0" ]
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+  marker3="aml-pid1-$$-$RANDOM"
+  out=$(clean MARK=$marker3 unshare --pid --fork --mount-proc "$BIN" -- sh -c "$zombie_probe; for i in \$(seq 100); do sleep 600 & done; exit 0" 2>&1)
+  status=$?
+  check "PID 1: 100 orphans reaped, no zombie ($out)" bash -c "[ $status = 0 ] && [ '$out' = zombies=0 ]"
+  left=$(grep -l "MARK=$marker3" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+  check "PID 1: 100 background sleeps gone after exit ($left found)" [ "$left" = 0 ]
+  out=$(clean unshare --pid --fork --mount-proc "$BIN" -- sh -c 'echo pid=$$ ppid=$PPID')
+  check "PID 1: aml-launch is PID 1 and the worker's parent ($out)" [ "$out" = "pid=2 ppid=1" ]
+else
+  check "PID namespaces are available for the PID 1 test (unshare --pid)" false
+fi
+
+# --- Restarts: the workers fail until the third round; the restart count is in their env.
+out=$(clean "$BIN" --nproc-per-node 2 --max-restarts 3 --tag none -- sh -c \
+  'echo "round $AML_LAUNCH_RESTART_COUNT $TORCHELASTIC_RESTART_COUNT"; [ "$AML_LAUNCH_RESTART_COUNT" -ge 2 ] || exit 4' 2>"$WORK/restart.err")
+status=$?
+check "restarts: succeeds in round 2 (exit $status)" [ $status = 0 ]
+check "restarts: rounds 0, 1, 2 each ran both workers" [ "$(sort <<<"$out" | uniq -c | awk '{print $1 $2 $3 $4}' | tr '\n' ,)" = "2round00,2round11,2round22," ]
+check "restarts: announced on stderr" grep -q "restarting the workers (restart 2 of 3)" "$WORK/restart.err"
+clean "$BIN" --max-restarts 1 -- sh -c 'exit 6' >/dev/null 2>&1
+check "restarts: gives up with the failure's status after max restarts" [ $? = 6 ]
+
+# --- --summary-file for a signal death and for a clean run.
+clean "$BIN" --nproc-per-node 2 --summary-file "$WORK/summary.json" -- sh -c \
+  '[ "$RANK" = 1 ] && { echo "dying now" >&2; kill -SEGV $$; }; sleep 30' >/dev/null 2>&1
+check "summary: first failure is rank 1 by SIGSEGV with its stderr" $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["first_failure"]
+assert s["exit_code"] == 139 and f["rank"] == 1 and f["signal_name"] == "SIGSEGV", s
+assert f["stderr_tail"][-1] == "dying now" and f["time"].endswith("Z"), f
+assert sorted(w["rank"] for w in s["workers"]) == [0, 1], s' "$WORK/summary.json"
+clean "$BIN" --summary-file "$WORK/ok.json" -- true
+check "summary: a clean run" $py -c '
+import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 0 and s["first_failure"] is None, s' "$WORK/ok.json"
+
+# --- --exec replaces the launcher (the command's parent is the caller), per-process only.
+out=$( (clean OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=1 \
+  "$BIN" --exec -- sh -c 'echo "$PPID $RANK"'; echo "caller $BASHPID") | tr '\n' ' ')
+check "--exec: no launcher in between ($out)" bash -c "set -- \$(echo '$out' | tr '\n' ' '); [ \"\$1\" = \"\$4\" ] && [ \"\$2\" = 0 ]"
+expect_status "--exec on a per-node launch is an error" 2 clean "$BIN" --exec --nproc-per-node 2 -- true
+
+# --- --framework tensorflow: every worker gets a TF_CONFIG naming all local workers.
+clean "$BIN" --nproc-per-node 3 --framework tensorflow -- sh -c 'echo "$TF_CONFIG" > "$0/tf.$RANK"' "$WORK"
+check "TF_CONFIG per worker: 3 workers, own index, distinct ports" $py -c '
+import json, sys
+cfgs = [json.load(open(f"{sys.argv[1]}/tf.{r}")) for r in range(3)]
+workers = cfgs[0]["cluster"]["worker"]
+assert len(workers) == 3 and len(set(workers)) == 3, workers
+for r, c in enumerate(cfgs):
+    assert c["cluster"]["worker"] == workers and c["task"] == {"type": "worker", "index": r}, c' "$WORK"
+
+finish
