@@ -103,8 +103,10 @@ OutputOptions output_options(const Options& options, const LaunchPlan& plan, con
 // --exec: the command replaces aml-launch, as that one rank.
 int exec_command(const LaunchPlan& plan, const Env& env) {
   if (plan.topology.launch != Launch::per_process) {
-    return fail(invalid("--exec", "set", "a per-process launch (the scheduler started this rank); a per-node "
-                                         "launch has " + std::to_string(plan.workers.size()) + " workers to supervise"));
+    return fail(invalid("--exec", "set",
+                        "a per-process launch (the scheduler started this rank); a per-node "
+                        "launch has " +
+                            std::to_string(plan.workers.size()) + " workers to supervise"));
   }
   std::vector<std::string> entries = environ_with(env, plan.workers.front().env);
   std::vector<char*> envp, argv;
@@ -148,22 +150,27 @@ int run(int argc, char** argv) {
     LaunchPlan round = restart_count == 0 ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;
     for (const WorkerPlan& worker : round.workers) {
-      out.push_back({worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
+      out.push_back(
+          {worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
     }
     return out;
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
-    std::cerr << failure_summary_text(failed, node) << "aml-launch: restarting the workers (restart " << next
-              << " of " << options.max_restarts << ")\n";
+    std::cerr << failure_summary_text(failed, node)
+              << "aml-launch: restarting the workers (restart " << next << " of "
+              << options.max_restarts << ")\n";
   };
-  RunOptions run_options{options.term_timeout_seconds, options.max_restarts, output_options(options, plan, env)};
+  RunOptions run_options{options.term_timeout_seconds, options.max_restarts,
+                         output_options(options, plan, env)};
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
-  if (outcome.start_error) std::cerr << "aml-launch: cannot start: " << outcome.start_error->message() << "\n";
+  if (outcome.start_error)
+    std::cerr << "aml-launch: cannot start: " << outcome.start_error->message() << "\n";
   std::cerr << failure_summary_text(outcome, node);
   if (!options.summary_file.empty()) {
     std::ofstream summary(options.summary_file, std::ios::trunc);
     summary << run_summary_json(outcome, node);
-    if (!summary) std::cerr << "aml-launch: cannot write --summary-file " << options.summary_file << "\n";
+    if (!summary)
+      std::cerr << "aml-launch: cannot write --summary-file " << options.summary_file << "\n";
   }
   return outcome.exit_code;
 }

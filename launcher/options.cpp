@@ -28,7 +28,8 @@ Result<std::set<int>> parse_rank_list(const std::string& text) {
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
-    auto rank = parse_number("--local-ranks-filter", text.substr(start, comma - start), 0, kMaxCount);
+    auto rank =
+        parse_number("--local-ranks-filter", text.substr(start, comma - start), 0, kMaxCount);
     if (!rank) return invalid("--local-ranks-filter", text, "local ranks such as 0 or 0,2,3");
     ranks.insert(*rank);
     if (comma == std::string::npos) break;
@@ -121,8 +122,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,
                  "Restart the local workers this many times after a failure (default 0)");
-  app.add_option("--log-dir", options.log_dir,
-                 "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs)");
+  app.add_option(
+      "--log-dir", options.log_dir,
+      "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs)");
   app.add_option("--tag", options.tag,
                  "Prefix of each console line: a template with {rank} and {local_rank}, or none "
                  "(default \"[rank {rank}] \" when there is more than one local worker)");

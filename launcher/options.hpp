@@ -22,9 +22,9 @@ struct Options {
   std::string run_id;
   double term_timeout_seconds = 30;
   int max_restarts = 0;
-  std::optional<std::string> tag;        // --tag: a template, "none", or unset for the default
+  std::optional<std::string> tag;  // --tag: a template, "none", or unset for the default
   std::optional<std::set<int>> local_ranks_filter;
-  std::optional<std::string> log_dir;    // unset: the default (Azure ML's user_logs, else none)
+  std::optional<std::string> log_dir;  // unset: the default (Azure ML's user_logs, else none)
   std::string summary_file;
   bool exec = false;
   Framework framework = Framework::pytorch;

@@ -38,9 +38,9 @@ struct PlanInputs {
   std::string route_reason;  // how it was found, or why none was
   int cpu_count = 1;
   int restart_count = 0;
-  bool omp_threads_set = false;  // OMP_NUM_THREADS already in the environment
-  bool nccl_ifname_set = false;  // NCCL_SOCKET_IFNAME already in the environment
-  bool gloo_ifname_set = false;  // GLOO_SOCKET_IFNAME already in the environment
+  bool omp_threads_set = false;        // OMP_NUM_THREADS already in the environment
+  bool nccl_ifname_set = false;        // NCCL_SOCKET_IFNAME already in the environment
+  bool gloo_ifname_set = false;        // GLOO_SOCKET_IFNAME already in the environment
   bool python_unbuffered_set = false;  // PYTHONUNBUFFERED already in the environment
   // --framework tensorflow: one free port per local worker, for the TF_CONFIG of each.
   std::vector<int> tf_ports;

@@ -14,8 +14,8 @@ std::string tf_config_for(const LaunchPlan& plan, const PlanInputs& inputs, int 
     workers += std::string(workers.empty() ? "" : ", ") + "\"" + plan.topology.master_addr + ":" +
                std::to_string(port) + "\"";
   }
-  return "{\"cluster\": {\"worker\": [" + workers + "]}, \"task\": {\"type\": \"worker\", \"index\": " +
-         std::to_string(rank) + "}}";
+  return "{\"cluster\": {\"worker\": [" + workers +
+         "]}, \"task\": {\"type\": \"worker\", \"index\": " + std::to_string(rank) + "}}";
 }
 
 }  // namespace

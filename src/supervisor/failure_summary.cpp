@@ -26,14 +26,16 @@ std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& 
   if (!outcome.first_failure) return {};
   const WorkerExit& f = *outcome.first_failure;
   std::string text = "aml-launch: rank " + std::to_string(f.rank) + " (local rank " +
-                     std::to_string(f.local_rank) + ") on node " + std::to_string(node.node_rank) + " (" +
-                     node.host + "), pid " + std::to_string(f.pid) + ", failed first at " +
+                     std::to_string(f.local_rank) + ") on node " + std::to_string(node.node_rank) +
+                     " (" + node.host + "), pid " + std::to_string(f.pid) + ", failed first at " +
                      utc_timestamp(f.when) + ": " + describe_wait_status(f.wait_status) + "\n";
-  if (outcome.restarts > 0) text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
+  if (outcome.restarts > 0)
+    text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
   if (f.stderr_tail.empty()) {
     text += "aml-launch: its stderr was empty\n";
   } else {
-    text += "aml-launch: last " + std::to_string(f.stderr_tail.size()) + " line(s) of its stderr:\n";
+    text +=
+        "aml-launch: last " + std::to_string(f.stderr_tail.size()) + " line(s) of its stderr:\n";
     for (const std::string& line : f.stderr_tail) text += "  | " + line + "\n";
   }
   return text;
@@ -79,7 +81,8 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
   } else {
     j["first_failure"] = nullptr;
   }
-  j["start_error"] = outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
+  j["start_error"] =
+      outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
   auto& workers = j["workers"] = nlohmann::ordered_json::array();
   for (const WorkerExit& exit : outcome.exits) workers.push_back(exit_json(exit));
   // Invalid UTF-8 in a worker's stderr is replaced, not a reason to lose the summary.

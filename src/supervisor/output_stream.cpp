@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <utility>
 

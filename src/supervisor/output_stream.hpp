@@ -11,9 +11,9 @@
 namespace aml {
 
 struct StreamSinks {
-  int console_fd = -1;   // where lines are shown; -1 when this rank is filtered out
-  std::string tag;       // put before every console line ("" for none)
-  int log_fd = -1;       // the rank's log file, written untagged; -1 for none
+  int console_fd = -1;     // where lines are shown; -1 when this rank is filtered out
+  std::string tag;         // put before every console line ("" for none)
+  int log_fd = -1;         // the rank's log file, written untagged; -1 for none
   bool keep_tail = false;  // remember the last lines (stderr, for the failure summary)
 };
 
@@ -45,7 +45,7 @@ class OutputStream {
   StreamSinks sinks_;
   std::string partial_;  // bytes after the last newline, waiting for the rest of their line
   std::string tail_;
-  std::string tagged_;   // reused buffer for tagged console output
+  std::string tagged_;  // reused buffer for tagged console output
 };
 
 }  // namespace aml

@@ -93,7 +93,10 @@ class Round {
  public:
   Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
         const std::vector<UniqueFd>& log_files)
-      : options_(options), original_mask_(original_mask), signal_fd_(signal_fd), log_files_(log_files) {}
+      : options_(options),
+        original_mask_(original_mask),
+        signal_fd_(signal_fd),
+        log_files_(log_files) {}
 
   RunOutcome run(std::vector<WorkerLaunch> launches) {
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
@@ -107,7 +110,8 @@ class Round {
     }
     sweep();
     for (const Worker& w : workers_) {
-      outcome_.exits.push_back({w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
+      outcome_.exits.push_back(
+          {w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
     }
     return outcome_;
   }
@@ -135,18 +139,18 @@ class Round {
     // Only local rank 0 reads the launcher's stdin, as with mpirun; the others read nothing.
     UniqueFd null_input;
     if (launch.local_rank != 0) null_input.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
-    SpawnRequest request{launch.argv, launch.environ, original_mask_, null_input.get(),
-                         out->write.get(), err->write.get()};
+    SpawnRequest request{launch.argv,      launch.environ,   original_mask_,
+                         null_input.get(), out->write.get(), err->write.get()};
     auto pid = spawn_worker(request);
     if (!pid) return fail_to_start(pid.error());
     Worker worker;
     worker.launch = std::move(launch);
     worker.pid = *pid;
     worker.alive = true;
-    worker.out = std::make_unique<OutputStream>(std::move(out->read),
-                                                StreamSinks{shown ? STDOUT_FILENO : -1, tag, log_fd, false});
-    worker.err = std::make_unique<OutputStream>(std::move(err->read),
-                                                StreamSinks{shown ? STDERR_FILENO : -1, tag, log_fd, true});
+    worker.out = std::make_unique<OutputStream>(
+        std::move(out->read), StreamSinks{shown ? STDOUT_FILENO : -1, tag, log_fd, false});
+    worker.err = std::make_unique<OutputStream>(
+        std::move(err->read), StreamSinks{shown ? STDERR_FILENO : -1, tag, log_fd, true});
     watch(worker.out->fd(), 2 * index);
     watch(worker.err->fd(), 2 * index + 1);
     workers_.push_back(std::move(worker));
@@ -297,7 +301,8 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
                        const RestartNotice& on_restart) {
   sigset_t handled;
   sigemptyset(&handled);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&handled, sig);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
+    sigaddset(&handled, sig);
   // Blocked and read from a signalfd in the event loop: no handler runs in the middle of
   // anything, and the workers get the original mask back.
   sigset_t original_mask;
@@ -318,7 +323,8 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       }
       for (const WorkerLaunch& launch : round_launches) {
         std::string path = options.output.log_dir + "/" + log_file_name(launch.rank);
-        log_files.emplace_back(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+        log_files.emplace_back(
+            open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
         if (!log_files.back()) {
           outcome.start_error = system_error("log file", path);
           outcome.exit_code = 2;

@@ -4,14 +4,13 @@
 
 #include <sys/types.h>
 
+#include <aml/error.hpp>
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 
@@ -23,9 +22,9 @@ struct WorkerLaunch {
 };
 
 struct OutputOptions {
-  std::string tag_template;  // "[rank {rank}] "-style prefix; "" for none
+  std::string tag_template;                          // "[rank {rank}] "-style prefix; "" for none
   std::optional<std::set<int>> console_local_ranks;  // only these on the console (all when empty)
-  std::string log_dir;                                // per-rank log files here; "" for none
+  std::string log_dir;                               // per-rank log files here; "" for none
 };
 
 struct RunOptions {

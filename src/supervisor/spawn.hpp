@@ -4,10 +4,9 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <aml/error.hpp>
 #include <string>
 #include <vector>
-
-#include <aml/error.hpp>
 
 namespace aml {
 

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   size_t used = 0;
   for (long i = 1; i <= count; ++i) {
     /* Binary lines carry bytes that are not UTF-8 (0xff, 0xfe, 0x80) and a NUL. */
-    int n = binary ? snprintf(buffer + used, 64, "line %ld \xff\xfe\x80", i) : snprintf(buffer + used, 64, "line %ld", i);
+    int n = binary ? snprintf(buffer + used, 64, "line %ld \xff\xfe\x80", i)
+                   : snprintf(buffer + used, 64, "line %ld", i);
     used += (size_t)n;
     if (binary) buffer[used++] = '\0';
     buffer[used++] = '\n';
