@@ -73,21 +73,32 @@ void OutputStream::emit(std::string_view lines) {
     if (sinks_.tag.empty()) {
       write_all(sinks_.console_fd, lines);
     } else {
-      tagged_.clear();
-      std::size_t start = 0;
-      while (start < lines.size()) {
-        std::size_t end = lines.find('\n', start) + 1;
-        tagged_.append(sinks_.tag);
-        tagged_.append(lines.substr(start, end - start));
-        start = end;
-      }
-      write_all(sinks_.console_fd, tagged_);
+      write_tagged(lines);
     }
   }
   if (sinks_.keep_tail) {
     tail_.append(lines.size() > kTailBytes ? lines.substr(lines.size() - kTailBytes) : lines);
     if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
   }
+}
+
+void OutputStream::write_tagged(std::string_view lines) {
+  // Tag and line as separate pieces of one writev: the lines are not copied in user space.
+  constexpr int kPieces = 1024;
+  iovec pieces[kPieces];
+  int used = 0;
+  std::size_t start = 0;
+  while (start < lines.size()) {
+    std::size_t end = lines.find('\n', start) + 1;
+    pieces[used++] = {const_cast<char*>(sinks_.tag.data()), sinks_.tag.size()};
+    pieces[used++] = {const_cast<char*>(lines.data() + start), end - start};
+    start = end;
+    if (used == kPieces) {
+      writev_all(sinks_.console_fd, pieces, used);
+      used = 0;
+    }
+  }
+  if (used > 0) writev_all(sinks_.console_fd, pieces, used);
 }
 
 void OutputStream::finish() {

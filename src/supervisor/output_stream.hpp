@@ -39,13 +39,13 @@ class OutputStream {
  private:
   void consume(std::string_view data);
   void emit(std::string_view whole_lines);
+  void write_tagged(std::string_view whole_lines);
   void finish();
 
   UniqueFd pipe_;
   StreamSinks sinks_;
   std::string partial_;  // bytes after the last newline, waiting for the rest of their line
   std::string tail_;
-  std::string tagged_;  // reused buffer for tagged console output
 };
 
 }  // namespace aml

@@ -94,7 +94,11 @@ check "clean exit: status 0 and no daemon left ($left found)" bash -c "[ $status
 zombie_probe='if [ "$RANK" = 0 ]; then
   for i in $(seq 100); do (sleep 0.2 &); done
   sleep 1.5
-  z=0; for s in /proc/[0-9]*/stat; do st=$(cut -d" " -f3 "$s" 2>/dev/null); [ "$st" = Z ] && z=$((z+1)); done
+  # A zombie lives for the instant between its exit and the reaping: only one that stays counts.
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    z=0; for s in /proc/[0-9]*/stat; do st=$(cut -d" " -f3 "$s" 2>/dev/null); [ "$st" = Z ] && z=$((z+1)); done
+    [ $z = 0 ] && break; sleep 0.1
+  done
   echo "zombies=$z"
 fi'
 out=$(clean "$BIN" -- sh -c "$zombie_probe" 2>&1)
@@ -113,8 +117,11 @@ else
 fi
 
 # --- Restarts: the workers fail until the third round; the restart count is in their env.
+# Each round's workers meet (files) before failing, so both print before the teardown.
 out=$(clean "$BIN" --nproc-per-node 2 --max-restarts 3 --tag none -- sh -c \
-  'echo "round $AML_LAUNCH_RESTART_COUNT $TORCHELASTIC_RESTART_COUNT"; [ "$AML_LAUNCH_RESTART_COUNT" -ge 2 ] || exit 4' 2>"$WORK/restart.err")
+  'echo "round $AML_LAUNCH_RESTART_COUNT $TORCHELASTIC_RESTART_COUNT"; touch "$0/r.$AML_LAUNCH_RESTART_COUNT.$RANK"
+   while [ ! -e "$0/r.$AML_LAUNCH_RESTART_COUNT.0" ] || [ ! -e "$0/r.$AML_LAUNCH_RESTART_COUNT.1" ]; do sleep 0.01; done
+   [ "$AML_LAUNCH_RESTART_COUNT" -ge 2 ] || exit 4' "$WORK" 2>"$WORK/restart.err")
 status=$?
 check "restarts: succeeds in round 2 (exit $status)" [ $status = 0 ]
 check "restarts: rounds 0, 1, 2 each ran both workers" [ "$(sort <<<"$out" | uniq -c | awk '{print $1 $2 $3 $4}' | tr '\n' ,)" = "2round00,2round11,2round22," ]

@@ -1,0 +1,166 @@
+"""Whole-process benchmarks of supervision, side by side in one run (medians):
+  1. launch: 8 workers of /bin/true — aml-launch vs mpirun vs torchrun vs a bare
+     posix_spawn-and-wait program (the floor);
+  2. fail-fast: 8 workers, one exits 7 at once, the rest sleep — time until the launcher has
+     exited and every worker is gone, its exit status, and the processes left behind;
+  3. relay: 8 workers writing 1 GiB of 100-byte lines in all, through aml-launch (tagged, with
+     per-rank log files) vs the same workers writing straight to files.
+
+usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay ...]]
+(needs python3-torch and Open MPI; all three by default)
+"""
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+HERE = os.path.dirname(os.path.abspath(__file__))
+AML = f"{BUILD}/launcher/aml-launch"
+FLOOR = f"{BUILD}/benchmarks/spawn_floor"
+FLOOD = f"{BUILD}/benchmarks/line_flood"
+TORCHRUN = ["/usr/bin/python3", f"{HERE}/torchrun_wrapper.py", "--standalone", "--nproc_per_node", "8",
+            "--monitor_interval", "0.1", "--no_python"]
+MPIRUN = ["mpirun", "--oversubscribe", "-np", "8"]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+
+
+def timed(cmd, env=ENV, stdout=subprocess.DEVNULL):
+    start = time.perf_counter()
+    status = subprocess.run(cmd, env=env, stdout=stdout, stderr=subprocess.DEVNULL).returncode
+    return time.perf_counter() - start, status
+
+
+def median_ms(samples):
+    return statistics.median(samples) * 1000
+
+
+def marked_pids(mark):
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mark in f.read():
+                    pids.append(int(pid))
+        except OSError:
+            pass
+    return pids
+
+
+def launch_benchmark(rounds=100, torchrun_every=10):
+    tools = {
+        "bare posix_spawn + wait (floor)": [FLOOR, "8", "/bin/true"],
+        "aml-launch --nproc-per-node 8": [AML, "--nproc-per-node", "8", "--", "/bin/true"],
+        "mpirun --oversubscribe -np 8": MPIRUN + ["/bin/true"],
+        "torchrun --nproc_per_node 8 --monitor_interval 0.1": TORCHRUN + ["/bin/true"],
+    }
+    samples = {name: [] for name in tools}
+    for r in range(rounds):
+        for name, cmd in tools.items():
+            if name.startswith("torchrun") and r % torchrun_every:
+                continue
+            elapsed, status = timed(cmd)
+            assert status == 0, (name, status)
+            samples[name].append(elapsed)
+    floor = statistics.median(samples["bare posix_spawn + wait (floor)"])
+    print("### 1. Launch: 8 workers of /bin/true\n")
+    print("| launcher | runs | median [ms] | vs floor |\n|---|---:|---:|---:|")
+    for name, s in samples.items():
+        print(f"| {name} | {len(s)} | {median_ms(s):.1f} | {statistics.median(s) / floor:.2f}x |")
+    print()
+
+
+def fail_fast_benchmark(runs=(20, 10, 5)):
+    script = 'r=${LOCAL_RANK:-$OMPI_COMM_WORLD_RANK}; [ "$r" = 3 ] && exit 7; exec sleep 60'
+    tools = [
+        ("aml-launch", [AML, "--nproc-per-node", "8", "--", "sh", "-c", script], runs[0]),
+        ("mpirun", MPIRUN + ["sh", "-c", script], runs[1]),
+        ("torchrun", TORCHRUN + ["sh", "-c", script], runs[2]),
+    ]
+    print("### 2. Fail-fast: 8 workers, local rank 3 exits 7 at once, the others sleep 60 s\n")
+    print("| launcher | runs | median until launcher exited [ms] | median until every worker gone [ms] "
+          "| exit status | processes left behind (per run) |\n|---|---:|---:|---:|---|---:|")
+    for name, cmd, n in tools:
+        exited, gone, statuses, leftovers = [], [], set(), []
+        for _ in range(n):
+            mark = f"AML_BENCH_MARK={uuid.uuid4().hex}".encode()
+            env = dict(ENV, AML_BENCH_MARK=mark.split(b"=")[1].decode())
+            start = time.perf_counter()
+            status = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            exited.append(time.perf_counter() - start)
+            statuses.add(status)
+            deadline = time.perf_counter() + 5
+            left = marked_pids(mark)
+            while left and time.perf_counter() < deadline:
+                time.sleep(0.005)
+                left = marked_pids(mark)
+            gone.append(time.perf_counter() - start)
+            leftovers.append(len(left))
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        gone_text = f"{median_ms(gone):.1f}" if max(leftovers) == 0 else f"> 5000 ({max(leftovers)} left)"
+        print(f"| {name} | {n} | {median_ms(exited):.1f} | {gone_text} | {sorted(statuses)} | "
+              f"{statistics.median(leftovers):.0f} |")
+    print()
+
+
+def relay_benchmark(runs=5):
+    lines_per_worker = (1 << 30) // 100 // 8
+    work = tempfile.mkdtemp(prefix="aml-relay-")
+
+    def direct():
+        os.sync()  # no writeback of the last run's files during this one
+        start = time.perf_counter()
+        procs = []
+        for i in range(8):
+            with open(f"{work}/direct.{i}", "wb") as out:
+                procs.append(subprocess.Popen([FLOOD, str(lines_per_worker)], stdout=out))
+        for p in procs:
+            assert p.wait() == 0
+        return time.perf_counter() - start
+
+    def through_aml(console):
+        os.sync()
+        with open(console, "wb") as out:
+            elapsed, status = timed([AML, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
+                                     FLOOD, str(lines_per_worker)], stdout=out)
+        assert status == 0
+        sizes = [os.path.getsize(f"{work}/logs/std_log_process_{r}.txt") for r in range(8)]
+        assert sizes == [lines_per_worker * 100] * 8, sizes
+        return elapsed
+
+    samples = {"workers writing straight to files": [], "aml-launch, tagged console to /dev/null + log files": [],
+               "aml-launch, tagged console to a file + log files": []}
+    try:
+        for _ in range(runs):
+            samples["workers writing straight to files"].append(direct())
+            samples["aml-launch, tagged console to /dev/null + log files"].append(through_aml("/dev/null"))
+            samples["aml-launch, tagged console to a file + log files"].append(through_aml(f"{work}/console"))
+            for f in os.listdir(work):
+                path = f"{work}/{f}"
+                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    base = statistics.median(samples["workers writing straight to files"])
+    print(f"### 3. Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB in all)\n")
+    print("| run | runs | median wall [s] | vs direct |\n|---|---:|---:|---:|")
+    for name, s in samples.items():
+        print(f"| {name} | {len(s)} | {statistics.median(s):.2f} | {statistics.median(s) / base:.2f}x |")
+    print()
+
+
+if __name__ == "__main__":
+    chosen = sys.argv[2:] or ["launch", "failfast", "relay"]
+    for name, run in (("launch", launch_benchmark), ("failfast", fail_fast_benchmark), ("relay", relay_benchmark)):
+        if name in chosen:
+            run()
