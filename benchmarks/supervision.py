@@ -77,14 +77,19 @@ def launch_benchmark(rounds=100, torchrun_every=10):
     print()
 
 
-def fail_fast_benchmark(runs=(20, 10, 5)):
-    script = 'r=${LOCAL_RANK:-$OMPI_COMM_WORLD_RANK}; [ "$r" = 3 ] && exit 7; exec sleep 60'
+FAIL_FAST = 'r=${LOCAL_RANK:-$OMPI_COMM_WORLD_RANK}; [ "$r" = 3 ] && exit 7; exec sleep 60'
+# The same, but every worker first leaves a background child (a DataLoader worker, a shell's
+# background job): what is left of the job after the launcher has gone?
+WITH_ORPHANS = 'sleep 600 & r=${LOCAL_RANK:-$OMPI_COMM_WORLD_RANK}; [ "$r" = 3 ] && exit 7; wait'
+
+
+def fail_fast_benchmark(runs=(20, 10, 5), script=FAIL_FAST, title=None):
     tools = [
         ("aml-launch", [AML, "--nproc-per-node", "8", "--", "sh", "-c", script], runs[0]),
         ("mpirun", MPIRUN + ["sh", "-c", script], runs[1]),
         ("torchrun", TORCHRUN + ["sh", "-c", script], runs[2]),
     ]
-    print("### 2. Fail-fast: 8 workers, local rank 3 exits 7 at once, the others sleep 60 s\n")
+    print(title or "### 2. Fail-fast: 8 workers, local rank 3 exits 7 at once, the others sleep 60 s\n")
     print("| launcher | runs | median until launcher exited [ms] | median until every worker gone [ms] "
           "| exit status | processes left behind (per run) |\n|---|---:|---:|---:|---|---:|")
     for name, cmd, n in tools:
@@ -161,6 +166,10 @@ def relay_benchmark(runs=5):
 
 if __name__ == "__main__":
     chosen = sys.argv[2:] or ["launch", "failfast", "relay"]
-    for name, run in (("launch", launch_benchmark), ("failfast", fail_fast_benchmark), ("relay", relay_benchmark)):
-        if name in chosen:
+    orphans = lambda: fail_fast_benchmark(
+        (10, 5, 3), WITH_ORPHANS,
+        "### 2b. Fail-fast with orphans: every worker first starts `sleep 600 &`, local rank 3 exits 7\n")
+    for name, run in (("launch", launch_benchmark), ("failfast", fail_fast_benchmark), ("orphans", orphans),
+                      ("relay", relay_benchmark)):
+        if name in chosen or (name == "orphans" and "failfast" in chosen):
             run()

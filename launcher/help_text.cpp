@@ -37,8 +37,17 @@ are spawned (Azure ML with process_count_per_node=1).
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
-OMP_NUM_THREADS when unset (CPUs / local workers), and on a multi-node job NCCL_SOCKET_IFNAME
-and GLOO_SOCKET_IFNAME (the interface whose route reaches MASTER_ADDR) when unset.
+OMP_NUM_THREADS when unset (CPUs / local workers), PYTHONUNBUFFERED=1 when unset, on a
+multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (the interface whose route reaches
+MASTER_ADDR) when unset, and with --framework tensorflow a TF_CONFIG naming every worker.
+
+Supervision: every worker runs in its own process group, its argv executed directly. Its
+stdout and stderr are relayed line by line (tagged when there are several local workers) and
+written whole to --log-dir. When one worker fails, the others get SIGCONT+SIGTERM, then
+SIGKILL after --term-timeout; aml-launch reports which rank failed first and how, with the end
+of its stderr. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to every worker's group; TERM
+and INT stop the job (a second INT kills at once). Orphaned descendants are reaped (aml-launch
+is a child subreaper, or PID 1) and killed when the workers are done: nothing is left behind.
 
 Exit status: the first failed worker's exit code, 128+N when it died of signal N; 0 when every
 worker exited 0; 2 for bad flags or a bad environment (nothing was started); 127 when the
