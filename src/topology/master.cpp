@@ -33,4 +33,14 @@ Result<int> read_port_or(const Env& env, std::string_view variable, int fallback
   return port->value_or(fallback);
 }
 
+std::optional<Error> read_master_env(const Env& env, Topology& t, int fallback_port) {
+  auto addr = read_host(env, "MASTER_ADDR");
+  if (!addr) return addr.error();
+  auto port = read_port_or(env, "MASTER_PORT", fallback_port);
+  if (!port) return port.error();
+  t.master_addr = addr->value_or("");
+  t.master_port = *port;
+  return std::nullopt;
+}
+
 }  // namespace aml

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <aml/topology.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,5 +24,9 @@ Result<std::optional<std::string>> first_host(const Env& env,
 Result<int> read_port_or(const Env& env, std::string_view variable, int fallback);
 
 inline constexpr int kTorchDefaultPort = 29500;
+
+// MASTER_ADDR (left empty when unset) and MASTER_PORT (else `fallback_port`) into `t`.
+std::optional<Error> read_master_env(const Env& env, Topology& t,
+                                     int fallback_port = kTorchDefaultPort);
 
 }  // namespace aml

@@ -32,14 +32,9 @@ Result<Detected> read(const DetectContext& ctx) {
     t = std::move(*topology);
     if (const std::string* role = find(env, "ROLE_NAME")) t.role = *role;
   }
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
+  if (auto error = read_master_env(env, t)) return *error;
   t.reason = std::string(kWorkerMarker) + " is set: aml-launch started this process";
   if (const std::string* run_id = find(env, kRunIdVariable)) t.run_id = *run_id;
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   return Detected{std::move(t)};
 }
 

@@ -43,16 +43,12 @@ Result<Detected> read(const DetectContext& ctx) {
   auto topology = process_level_topology(*fields, "lsf");
   if (!topology) return topology.error();
   Topology& t = *topology;
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  if (!*addr) {
-    addr = master_from_rankfile(ctx);
+  if (auto error = read_master_env(env, t)) return *error;
+  if (t.master_addr.empty()) {
+    auto addr = master_from_rankfile(ctx);
     if (!addr) return addr.error();
+    t.master_addr = addr->value_or("");
   }
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   t.reason = "JSM_NAMESPACE_RANK is set: jsrun (LSF) started this process";
   if (const std::string* job = find(env, "LSB_JOBID")) t.run_id = *job;
   return Detected{std::move(t), "MASTER_ADDR or LSB_DJOB_RANKFILE"};

@@ -11,13 +11,8 @@ Result<Detected> finish(const Env& env, Result<ProcessFields> fields, const char
   if (!fields) return fields.error();
   auto topology = process_level_topology(*fields, source);
   if (!topology) return topology.error();
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
+  if (auto error = read_master_env(env, *topology)) return *error;
   topology->reason = reason;
-  topology->master_addr = addr->value_or("");
-  topology->master_port = *port;
   return Detected{std::move(*topology)};
 }
 

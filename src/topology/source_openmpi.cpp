@@ -24,17 +24,13 @@ Result<Detected> read(const DetectContext& ctx) {
   t.reason = "OMPI_COMM_WORLD_RANK is set: Open MPI started this process";
 
   // MASTER_ADDR, else Azure Batch's master node ("addr:port"; that port is Azure's, not ours).
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
+  if (auto error = read_master_env(env, t, kAzureMpiDefaultPort)) return *error;
   for (std::string_view azure : {"AZ_BATCH_MASTER_NODE", "AZ_BATCHAI_MPI_MASTER_NODE"}) {
-    if (*addr) break;
-    addr = read_host(env, azure, /*port_allowed=*/true);
+    if (!t.master_addr.empty()) break;
+    auto addr = read_host(env, azure, /*port_allowed=*/true);
     if (!addr) return addr.error();
+    t.master_addr = addr->value_or("");
   }
-  auto port = read_port_or(env, "MASTER_PORT", kAzureMpiDefaultPort);
-  if (!port) return port.error();
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   return Detected{std::move(t), "MASTER_ADDR, AZ_BATCH_MASTER_NODE or AZ_BATCHAI_MPI_MASTER_NODE"};
 }
 

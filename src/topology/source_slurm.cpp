@@ -106,18 +106,14 @@ Result<Detected> read(const DetectContext& ctx) {
   if (!topology) return topology.error();
   Topology& t = *topology;
 
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  if (!*addr) {
-    addr = first_node(env);
-    if (!addr) return addr.error();
-  }
   auto fallback_port = default_port(env);
   if (!fallback_port) return fallback_port.error();
-  auto port = read_port_or(env, "MASTER_PORT", *fallback_port);
-  if (!port) return port.error();
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
+  if (auto error = read_master_env(env, t, *fallback_port)) return *error;
+  if (t.master_addr.empty()) {
+    auto addr = first_node(env);
+    if (!addr) return addr.error();
+    t.master_addr = addr->value_or("");
+  }
   t.reason = "SLURM_PROCID is set inside job step SLURM_STEP_ID=" + *find(env, "SLURM_STEP_ID");
   if (const std::string* job = find(env, "SLURM_JOB_ID")) t.run_id = *job;
   return Detected{std::move(t), "MASTER_ADDR or SLURM_STEP_NODELIST"};

@@ -109,12 +109,7 @@ Result<Detected> process_read(const DetectContext& ctx) {
   if (!topology) return topology.error();
   Topology& t = *topology;
   t.notes.insert(t.notes.end(), notes.begin(), notes.end());
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
+  if (auto error = read_master_env(env, t)) return *error;
   t.reason = "RANK and WORLD_SIZE are set: a torch.distributed env:// launch (Azure ML PyTorch)";
   return Detected{std::move(t)};
 }
@@ -135,11 +130,8 @@ Result<Detected> node_read(const DetectContext& ctx) {
     return invalid("NODE_RANK", std::to_string(*node_rank),
                    "a node rank below the node count " + std::to_string(*nnodes));
   }
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
   Topology t;
+  if (auto error = read_master_env(env, t)) return *error;
   t.source = "torch-env";
   t.launch = Launch::per_node;
   t.nnodes = *nnodes;
@@ -147,8 +139,6 @@ Result<Detected> node_read(const DetectContext& ctx) {
   NprocGuess guess = auto_nproc_per_node(env, ctx.machine);
   t.nproc_per_node = guess.count;
   t.world_size = t.nnodes * t.nproc_per_node;
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   t.reason = "NODE_RANK and MASTER_ADDR are set without RANK: one launcher per node";
   return Detected{std::move(t)};
 }

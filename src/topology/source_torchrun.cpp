@@ -20,16 +20,11 @@ Result<Detected> read(const DetectContext& ctx) {
   fields->nnodes = *group_world;
   auto topology = process_level_topology(*fields, "torchrun");
   if (!topology) return topology.error();
-  auto addr = read_host(env, "MASTER_ADDR");
-  if (!addr) return addr.error();
-  auto port = read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
   Topology& t = *topology;
+  if (auto error = read_master_env(env, t)) return *error;
   t.reason = "TORCHELASTIC_RUN_ID is set: torchrun started this process";
   t.run_id = *find(env, "TORCHELASTIC_RUN_ID");
   if (const std::string* role = find(env, "ROLE_NAME")) t.role = *role;
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   return Detected{std::move(t)};
 }
 
