@@ -159,4 +159,14 @@ assert len(workers) == 3 and len(set(workers)) == 3, workers
 for r, c in enumerate(cfgs):
     assert c["cluster"]["worker"] == workers and c["task"] == {"type": "worker", "index": r}, c' "$WORK"
 
+# --- Setup errors: a log directory that cannot be made, flags that do not fit.
+out=$(clean "$BIN" --log-dir /proc/no-such-dir/logs -- touch "$WORK/started" 2>&1); status=$?
+check "unusable --log-dir: exit 2 naming it, nothing started" \
+  bash -c "[ $status = 2 ] && grep -q -- '--log-dir=/proc/no-such-dir/logs' <<<'$out' && [ ! -e '$WORK/started' ]"
+expect_status "--framework tensorflow on several nodes is refused for now" 2 \
+  clean "$BIN" --framework tensorflow --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 -- true
+expect_status "--framework other is refused" 2 clean "$BIN" --framework jax -- true
+expect_status "--local-ranks-filter that is not a list is refused" 2 clean "$BIN" --local-ranks-filter 0,x -- true
+expect_status "--max-restarts that is not a number is refused" 2 clean "$BIN" --max-restarts -1 -- true
+
 finish
