@@ -56,49 +56,59 @@ void OutputStream::consume(std::string_view data) {
     }
     return;
   }
-  std::string_view whole = data.substr(0, last_newline + 1);
   if (partial_.empty()) {
-    emit(whole);
+    emit(data.substr(0, last_newline + 1));
   } else {
-    partial_.append(whole);
-    emit(partial_);
+    // Only the line that was cut between two reads is copied; the rest goes out from the
+    // read buffer as it is.
+    std::size_t first_newline = data.find('\n');
+    partial_.append(data.substr(0, first_newline + 1));
+    emit(partial_, data.substr(first_newline + 1, last_newline - first_newline));
     partial_.clear();
   }
   partial_.append(data.substr(last_newline + 1));
 }
 
-void OutputStream::emit(std::string_view lines) {
-  if (sinks_.log_fd >= 0) write_all(sinks_.log_fd, lines);
+void OutputStream::emit(std::string_view first, std::string_view rest) {
+  if (sinks_.log_fd >= 0) write_pieces(sinks_.log_fd, first, rest);
   if (sinks_.console_fd >= 0) {
     if (sinks_.tag.empty()) {
-      write_all(sinks_.console_fd, lines);
+      write_pieces(sinks_.console_fd, first, rest);
     } else {
-      write_tagged(lines);
+      // One copy into a buffer with the tags, one write: cheaper than a writev of two pieces
+      // per line, whose per-piece cost dominates for short lines.
+      tagged_.clear();
+      append_tagged(first);
+      append_tagged(rest);
+      write_all(sinks_.console_fd, tagged_);
     }
   }
   if (sinks_.keep_tail) {
-    tail_.append(lines.size() > kTailBytes ? lines.substr(lines.size() - kTailBytes) : lines);
+    for (std::string_view lines : {first, rest}) {
+      tail_.append(lines.size() > kTailBytes ? lines.substr(lines.size() - kTailBytes) : lines);
+    }
     if (tail_.size() > 2 * kTailBytes) tail_.erase(0, tail_.size() - kTailBytes);
   }
 }
 
-void OutputStream::write_tagged(std::string_view lines) {
-  // Tag and line as separate pieces of one writev: the lines are not copied in user space.
-  constexpr int kPieces = 1024;
-  iovec pieces[kPieces];
-  int used = 0;
+void OutputStream::append_tagged(std::string_view lines) {
   std::size_t start = 0;
   while (start < lines.size()) {
     std::size_t end = lines.find('\n', start) + 1;
-    pieces[used++] = {const_cast<char*>(sinks_.tag.data()), sinks_.tag.size()};
-    pieces[used++] = {const_cast<char*>(lines.data() + start), end - start};
+    tagged_.append(sinks_.tag);
+    tagged_.append(lines.data() + start, end - start);
     start = end;
-    if (used == kPieces) {
-      writev_all(sinks_.console_fd, pieces, used);
-      used = 0;
-    }
   }
-  if (used > 0) writev_all(sinks_.console_fd, pieces, used);
+}
+
+void OutputStream::write_pieces(int fd, std::string_view first, std::string_view rest) {
+  if (rest.empty()) {
+    write_all(fd, first);
+    return;
+  }
+  iovec pieces[2] = {{const_cast<char*>(first.data()), first.size()},
+                     {const_cast<char*>(rest.data()), rest.size()}};
+  writev_all(fd, pieces, 2);
 }
 
 void OutputStream::finish() {

@@ -38,14 +38,18 @@ class OutputStream {
 
  private:
   void consume(std::string_view data);
-  void emit(std::string_view whole_lines);
-  void write_tagged(std::string_view whole_lines);
+  // Whole lines, in two pieces so that a line completed across reads need not be joined
+  // with the rest of the buffer.
+  void emit(std::string_view first, std::string_view rest = {});
+  void append_tagged(std::string_view whole_lines);
+  static void write_pieces(int fd, std::string_view first, std::string_view rest);
   void finish();
 
   UniqueFd pipe_;
   StreamSinks sinks_;
   std::string partial_;  // bytes after the last newline, waiting for the rest of their line
   std::string tail_;
+  std::string tagged_;  // reused buffer for tagged console output
 };
 
 }  // namespace aml
