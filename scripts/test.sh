@@ -3,7 +3,7 @@
 #  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage):
 #     every test but those that load the rank library into python3 (an ASan library cannot
 #     be loaded there) and the style check
-#  2. the libFuzzer target over the environment parsers, 60 s
+#  2. the libFuzzer targets, 60 s each: environment parsers, store frames
 #  3. the main gcc build and every test, ending with ctest's own summary
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,12 +20,23 @@ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 cmake --build build-san
 (cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.')
 
-echo "== fuzzing the environment parsers for 60 s"
-corpus=$(mktemp -d)
-trap 'rm -rf "$corpus"' EXIT
-cp tests/fuzz/corpus/* "$corpus"/
-build-san/tests/fuzz/fuzz_env_parsers -max_total_time=60 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-  -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" 2>&1 | grep -E "^stat::number_of_executed_units|Done"
+fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repository
+  local corpus status=0
+  corpus=$(mktemp -d)
+  cp "$2"/* "$corpus"/
+  echo "== fuzzing $1 for 60 s"
+  build-san/tests/fuzz/"$1" -max_total_time=60 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" >"$corpus.log" 2>&1 || status=$?
+  if [ "$status" != 0 ]; then
+    tail -40 "$corpus.log"   # the crash, its stack and the input that caused it
+  else
+    grep -E "^stat::number_of_executed_units|^Done" "$corpus.log"
+  fi
+  rm -rf "$corpus" "$corpus.log"
+  return "$status"
+}
+fuzz fuzz_env_parsers tests/fuzz/corpus
+fuzz fuzz_store_frames tests/fuzz/store_corpus
 
 echo "== main build (gcc) and every test"
 scripts/build.sh

@@ -1,0 +1,221 @@
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <aml/store.hpp>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "store/wire.hpp"
+
+namespace aml {
+
+using store::FieldReader;
+using store::FrameWriter;
+using store::Opcode;
+using store::Status;
+
+namespace {
+
+constexpr std::uint32_t kMaxReply = 16u << 20;
+
+Error store_error(const std::string& where, const std::string& what) {
+  return invalid("store", where, what);
+}
+
+std::uint32_t clamp_ms(std::chrono::milliseconds timeout) {
+  auto ms = timeout.count();
+  return ms <= 0 ? 0u : ms >= 0xffffffffLL ? 0xffffffffu : static_cast<std::uint32_t>(ms);
+}
+
+bool send_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+bool recv_all(int fd, char* into, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = recv(fd, into, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    into += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A connected socket, or the reason none could be made within the timeout.
+Result<int> dial(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  const std::string where = host + ":" + std::to_string(port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+    return store_error(where, std::string("a reachable store (") + gai_strerror(rc) + ")");
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last_error = "no address";
+  // Node 0's store may not be up yet: keep trying until the deadline.
+  do {
+    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) continue;
+      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        return fd;
+      }
+      last_error = std::strerror(errno);
+      ::close(fd);
+    }
+    if (std::chrono::steady_clock::now() < deadline) usleep(20000);
+  } while (std::chrono::steady_clock::now() < deadline);
+  return store_error(where, "a store accepting connections (" + last_error + ")");
+}
+
+}  // namespace
+
+Result<StoreClient> StoreClient::connect(const std::string& host, int port,
+                                         const std::string& token,
+                                         std::chrono::milliseconds timeout) {
+  auto fd = dial(host, port, timeout);
+  if (!fd) return fd.error();
+  StoreClient client(*fd, host + ":" + std::to_string(port));
+  auto reply = client.call(FrameWriter()
+                               .u8(static_cast<std::uint8_t>(Opcode::hello))
+                               .u32(store::kMagic)
+                               .u16(store::kVersion)
+                               .str(token)
+                               .finish());
+  if (!reply) return reply.error();
+  return client;
+}
+
+StoreClient::StoreClient(StoreClient&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), where_(std::move(other.where_)) {}
+
+StoreClient& StoreClient::operator=(StoreClient&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    where_ = std::move(other.where_);
+  }
+  return *this;
+}
+
+StoreClient::~StoreClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::string> StoreClient::call(const std::string& frame) {
+  if (fd_ < 0) return store_error(where_, "an open connection");
+  if (!send_all(fd_, frame))
+    return store_error(where_, std::string("to take the request (") + std::strerror(errno) + ")");
+  unsigned char prefix[4];
+  if (!recv_all(fd_, reinterpret_cast<char*>(prefix), 4))
+    return store_error(where_, "a reply (the connection closed)");
+  std::uint32_t length =
+      prefix[0] | prefix[1] << 8 | prefix[2] << 16 | std::uint32_t(prefix[3]) << 24;
+  if (length == 0 || length > kMaxReply) return store_error(where_, "a well-formed reply");
+  std::string body(length, '\0');
+  if (!recv_all(fd_, body.data(), length))
+    return store_error(where_, "a whole reply (the connection closed)");
+  if (static_cast<Status>(body[0]) == Status::error) {
+    FieldReader in(std::string_view(body).substr(1));
+    auto message = in.str(kMaxReply);
+    return store_error(where_,
+                       "to accept the request; it said: " + std::string(message.value_or("?")));
+  }
+  return body;
+}
+
+namespace {
+
+FrameWriter request(Opcode op) {
+  return std::move(FrameWriter().u8(static_cast<std::uint8_t>(op)));
+}
+
+FrameWriter& keys_field(FrameWriter& w, const std::vector<std::string>& keys) {
+  w.u32(static_cast<std::uint32_t>(keys.size()));
+  for (const std::string& k : keys) w.str(k);
+  return w;
+}
+
+}  // namespace
+
+Result<bool> StoreClient::set(std::string_view key, std::string_view value) {
+  auto reply = call(request(Opcode::set).str(key).str(value).finish());
+  if (!reply) return reply.error();
+  return true;
+}
+
+Result<std::optional<std::string>> StoreClient::get(std::string_view key,
+                                                    std::chrono::milliseconds timeout) {
+  auto reply = call(request(Opcode::get).str(key).u32(clamp_ms(timeout)).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  if (in.u8() == static_cast<std::uint8_t>(Status::timeout)) return std::optional<std::string>();
+  auto value = in.str(kMaxReply);
+  if (!value) return store_error(where_, "a value in the reply");
+  return std::optional<std::string>(std::string(*value));
+}
+
+Result<std::int64_t> StoreClient::add(std::string_view key, std::int64_t delta) {
+  auto reply = call(request(Opcode::add).str(key).i64(delta).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  auto value = in.i64();
+  if (!value) return store_error(where_, "a number in the reply");
+  return *value;
+}
+
+Result<bool> StoreClient::check(const std::vector<std::string>& keys) {
+  FrameWriter w = request(Opcode::check);
+  auto reply = call(keys_field(w, keys).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  return in.u8().value_or(0) != 0;
+}
+
+Result<bool> StoreClient::wait(const std::vector<std::string>& keys,
+                               std::chrono::milliseconds timeout) {
+  FrameWriter w = request(Opcode::wait);
+  auto reply = call(keys_field(w, keys).u32(clamp_ms(timeout)).finish());
+  if (!reply) return reply.error();
+  return static_cast<Status>((*reply)[0]) == Status::ok;
+}
+
+Result<bool> StoreClient::erase(std::string_view key) {
+  auto reply = call(request(Opcode::erase).str(key).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  return in.u8().value_or(0) != 0;
+}
+
+Result<std::string> StoreClient::compare_set(std::string_view key, std::string_view expected,
+                                             std::string_view desired) {
+  auto reply = call(request(Opcode::compare_set).str(key).str(expected).str(desired).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  auto value = in.str(kMaxReply);
+  if (!value) return store_error(where_, "a value in the reply");
+  return std::string(*value);
+}
+
+}  // namespace aml

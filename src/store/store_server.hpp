@@ -1,0 +1,82 @@
+// The rendezvous store server (DESIGN §5): a TCP key-value store, single-threaded and event
+// driven. A client blocked in get or wait costs nothing while it waits: it sits in a waiter
+// registry that set and add wake, and in a deadline queue for its timeout.
+#pragma once
+
+#include <aml/error.hpp>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "store/wire.hpp"
+#include "util/unique_fd.hpp"
+
+namespace aml::store {
+
+struct ServerOptions {
+  std::string token;  // every client must present it in HELLO
+  Limits limits;
+  std::chrono::milliseconds stall_timeout{10000};  // mid-frame, or no HELLO, for this long: dropped
+  std::size_t max_connections = 1 << 17;
+  std::size_t max_pending_output = 16u << 20;  // a client that does not read its replies is dropped
+};
+
+class StoreServer {
+ public:
+  // Listens on bind_address:port (port 0: the kernel picks one; see port()).
+  static Result<std::unique_ptr<StoreServer>> listen(const std::string& bind_address, int port,
+                                                     ServerOptions options);
+  ~StoreServer();
+
+  int port() const { return port_; }
+  // Readable when the server has work: a host's own event loop can watch it.
+  int epoll_fd() const { return epoll_.get(); }
+  // Handles what is ready, waiting at most timeout_ms (-1: until something happens).
+  void poll_once(int timeout_ms);
+
+  std::size_t connection_count() const { return connections_.size(); }
+  std::size_t key_count() const { return data_.size(); }
+  // Bytes the server holds per connection right now (buffers and bookkeeping), for reports.
+  std::size_t connection_memory() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Connection;
+
+  StoreServer(UniqueFd listener, UniqueFd epoll, int port, ServerOptions options);
+  void accept_all();
+  void on_readable(std::uint64_t id);
+  void on_writable(std::uint64_t id);
+  void process_frames(Connection& c);
+  void handle(Connection& c, const Request& r);
+  bool all_present(const std::vector<std::string>& keys) const;
+  void start_wait(Connection& c, const Request& r);
+  void finish_wait(Connection& c, Status status);
+  void wake_waiters(const std::string& key);
+  void expire_deadlines();
+  void drop_stalled();
+  void reply(Connection& c, std::string frame);
+  void reply_error(Connection& c, std::string_view message, bool then_close);
+  void close(std::uint64_t id);
+  int next_timeout_ms(int requested) const;
+
+  UniqueFd listener_;
+  UniqueFd epoll_;
+  int port_;
+  ServerOptions options_;
+  std::unordered_map<std::string, std::string> data_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+  // key -> connections waiting for it (with the sequence number of that wait, so that a
+  // finished wait's stale entries are recognised).
+  std::unordered_map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> waiters_;
+  std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>> deadlines_;
+  std::uint64_t next_id_ = 1;
+  Clock::time_point next_stall_check_;
+};
+
+}  // namespace aml::store

@@ -1,0 +1,112 @@
+// The rendezvous store's wire format (DESIGN §5): little-endian, length-prefixed frames.
+//   frame    = u32 body_length, body
+//   request  = u8 opcode, fields...        response = u8 status, fields...
+//   string   = u32 length, bytes           i64 / u32 / u16 little-endian
+// The first request on a connection is HELLO: u32 magic, u16 version, string token.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aml::store {
+
+inline constexpr std::uint32_t kMagic = 0x534c4d41;  // "AMLS" on the wire
+inline constexpr std::uint16_t kVersion = 1;
+
+enum class Opcode : std::uint8_t {
+  hello = 1,
+  set = 2,
+  get = 3,          // key, u32 timeout_ms: blocks until the key exists
+  add = 4,          // key, i64 delta -> i64 new value
+  check = 5,        // u32 count, keys -> u8 all exist
+  wait = 6,         // u32 count, keys, u32 timeout_ms
+  erase = 7,        // key -> u8 existed
+  compare_set = 8,  // key, expected, desired -> the value now stored
+};
+
+enum class Status : std::uint8_t { ok = 0, timeout = 1, error = 2 };
+
+struct Limits {
+  std::uint32_t max_frame = 1u << 20;  // bytes in one frame body
+  std::uint32_t max_key = 4096;
+  std::uint32_t max_value = 1u << 20;
+  std::uint32_t max_keys = 1u << 20;   // keys held by the store
+  std::uint32_t max_wait_keys = 1024;  // keys in one check or wait
+};
+
+// Builds one frame.
+class FrameWriter {
+ public:
+  FrameWriter() { bytes_.resize(4); }
+  FrameWriter& u8(std::uint8_t v);
+  FrameWriter& u16(std::uint16_t v);
+  FrameWriter& u32(std::uint32_t v);
+  FrameWriter& i64(std::int64_t v);
+  FrameWriter& str(std::string_view s);
+  // The finished frame, its length prefix filled in.
+  std::string finish();
+
+ private:
+  std::string bytes_;
+};
+
+// Reads the fields of one frame body; every read is bounds-checked and fails for good once
+// the body runs short.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view body) : rest_(body) {}
+  std::optional<std::uint8_t> u8();
+  std::optional<std::uint16_t> u16();
+  std::optional<std::uint32_t> u32();
+  std::optional<std::int64_t> i64();
+  std::optional<std::string_view> str(std::uint32_t max_length);
+  bool at_end() const { return rest_.empty(); }
+
+ private:
+  std::optional<std::uint64_t> little_endian(std::size_t bytes);
+  std::string_view rest_;
+};
+
+// Cuts frames out of a byte stream as it arrives.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(std::uint32_t max_frame) : max_frame_(max_frame) {}
+  // Appends received bytes.
+  void feed(std::string_view bytes);
+  // The next whole frame body, or nullopt until more bytes arrive. Sets error() for a length
+  // above the limit: the stream cannot be trusted after that.
+  std::optional<std::string> next();
+  bool error() const { return error_; }
+  bool mid_frame() const { return buffer_.size() > offset_; }
+
+ private:
+  std::string buffer_;
+  std::size_t offset_ = 0;  // bytes at the front already taken as frames
+  std::uint32_t max_frame_;
+  bool error_ = false;
+};
+
+// A decoded request, checked against the limits.
+struct Request {
+  Opcode op{};
+  std::vector<std::string> keys;  // one key, or several for check / wait
+  std::string value;              // set: value; compare_set: expected
+  std::string desired;            // compare_set
+  std::int64_t delta = 0;         // add
+  std::uint32_t timeout_ms = 0;   // get / wait
+  // hello
+  std::uint32_t magic = 0;
+  std::uint16_t version = 0;
+  std::string token;
+};
+
+// nullopt with `why` set when the body is not a well-formed request within the limits.
+std::optional<Request> parse_request(std::string_view body, const Limits& limits, std::string& why);
+
+// Constant-time comparison, so that a wrong token's timing says nothing about the right one.
+bool same_token(std::string_view a, std::string_view b);
+
+}  // namespace aml::store

@@ -1,0 +1,197 @@
+// The store server and client over real loopback sockets; the server runs in a thread here.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <aml/store.hpp>
+#include <atomic>
+#include <thread>
+
+#include "store/store_server.hpp"
+
+namespace aml {
+namespace {
+
+using namespace std::chrono_literals;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override { start({}); }
+  void TearDown() override { stop(); }
+
+  void start(store::ServerOptions options) {
+    options.token = "job-token";
+    auto server = store::StoreServer::listen("127.0.0.1", 0, options);
+    ASSERT_TRUE(server.ok()) << server.error().message();
+    server_ = std::move(*server);
+    running_ = true;
+    thread_ = std::thread([this] {
+      while (running_) server_->poll_once(20);
+    });
+  }
+  void stop() {
+    running_ = false;
+    if (thread_.joinable()) thread_.join();
+  }
+  void restart(store::ServerOptions options) {
+    stop();
+    start(options);
+  }
+
+  StoreClient client() {
+    auto c = StoreClient::connect("127.0.0.1", server_->port(), "job-token", 2s);
+    EXPECT_TRUE(c.ok()) << c.error().message();
+    return std::move(*c);
+  }
+
+  // A raw socket, for clients that misbehave.
+  int raw() {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    return fd;
+  }
+  // Whether the server closed the raw socket within the time given.
+  static bool closed_by_server(int fd, std::chrono::milliseconds within) {
+    timeval tv{static_cast<time_t>(within.count() / 1000),
+               static_cast<suseconds_t>((within.count() % 1000) * 1000)};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buffer[256];
+    while (true) {
+      ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+      if (n == 0) return true;
+      if (n < 0) return false;  // timed out: still open
+    }
+  }
+
+  std::unique_ptr<store::StoreServer> server_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+};
+
+TEST_F(StoreTest, SetGetAddCheckEraseCompareSet) {
+  StoreClient c = client();
+  ASSERT_TRUE(c.set("a", "1").ok());
+  EXPECT_EQ(**c.get("a", 1s), "1");
+  EXPECT_EQ(*c.add("count", 5), 5);
+  EXPECT_EQ(*c.add("count", -2), 3);
+  EXPECT_EQ(**c.get("count", 1s), "3");
+  EXPECT_TRUE(*c.check({"a", "count"}));
+  EXPECT_FALSE(*c.check({"a", "missing"}));
+  EXPECT_TRUE(*c.erase("a"));
+  EXPECT_FALSE(*c.erase("a"));
+  EXPECT_EQ(*c.compare_set("cas", "", "first"), "first");       // absent + "" expected: stored
+  EXPECT_EQ(*c.compare_set("cas", "nope", "second"), "first");  // mismatch: unchanged
+  EXPECT_EQ(*c.compare_set("cas", "first", "second"), "second");
+}
+
+TEST_F(StoreTest, AddOnANonNumberIsAnErrorAndTheConnectionGoesOn) {
+  StoreClient c = client();
+  ASSERT_TRUE(c.set("word", "hello").ok());
+  auto added = c.add("word", 1);
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.error().message().find("not a number"), std::string::npos);
+  EXPECT_TRUE(c.set("still", "works").ok());
+}
+
+TEST_F(StoreTest, BlockingGetIsWokenBySetFromAnotherClient) {
+  StoreClient waiter = client();
+  std::optional<std::string> got;
+  std::thread t([&] { got = *waiter.get("late", 5s); });
+  std::this_thread::sleep_for(100ms);
+  StoreClient setter = client();
+  ASSERT_TRUE(setter.set("late", "value").ok());
+  t.join();
+  EXPECT_EQ(got, "value");
+}
+
+TEST_F(StoreTest, WaitOnSeveralKeysAndTimeouts) {
+  StoreClient c = client();
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(*c.wait({"x", "y"}, 150ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 140ms);
+  EXPECT_FALSE(c.get("x", 50ms)->has_value());
+  EXPECT_FALSE(c.get("x", 0ms)->has_value());  // no wait at all
+  StoreClient other = client();
+  std::thread t([&] {
+    std::this_thread::sleep_for(50ms);
+    (void)other.set("x", "1");
+    std::this_thread::sleep_for(50ms);
+    (void)other.add("y", 1);
+  });
+  EXPECT_TRUE(*c.wait({"x", "y"}, 5s));
+  t.join();
+}
+
+TEST_F(StoreTest, WrongTokenIsRefused) {
+  auto c = StoreClient::connect("127.0.0.1", server_->port(), "not-the-token", 1s);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("wrong job token"), std::string::npos) << c.error().message();
+}
+
+TEST_F(StoreTest, GarbageAndHugeLengthsAreDroppedWithoutDisturbingOthers) {
+  StoreClient good = client();
+  int garbage = raw();
+  ASSERT_EQ(send(garbage, "GET / HTTP/1.1\r\n\r\n", 18, 0), 18);
+  EXPECT_TRUE(closed_by_server(garbage, 2s));
+  close(garbage);
+  int huge = raw();
+  ASSERT_EQ(send(huge, "\xff\xff\xff\x7f", 4, 0), 4);
+  EXPECT_TRUE(closed_by_server(huge, 2s));
+  close(huge);
+  EXPECT_TRUE(good.set("k", "v").ok());
+  EXPECT_EQ(**good.get("k", 1s), "v");
+}
+
+TEST_F(StoreTest, StalledClientsAreDroppedAndOthersServedMeanwhile) {
+  store::ServerOptions options;
+  options.stall_timeout = 300ms;
+  restart(options);
+  int stalled = raw();
+  ASSERT_EQ(send(stalled, "\x10\x00\x00\x00\x01", 5, 0), 5);  // 16-byte frame, 1 byte sent
+  int silent = raw();                                         // never says HELLO
+  StoreClient good = client();
+  EXPECT_TRUE(good.set("during", "stall").ok());  // served while the others stall
+  EXPECT_TRUE(closed_by_server(stalled, 3s));
+  EXPECT_TRUE(closed_by_server(silent, 3s));
+  close(stalled);
+  close(silent);
+  EXPECT_EQ(**good.get("during", 1s), "stall");
+}
+
+TEST_F(StoreTest, LimitsOnKeysAndValues) {
+  store::ServerOptions options;
+  options.limits.max_keys = 2;
+  options.limits.max_value = 8;
+  restart(options);
+  StoreClient c = client();
+  EXPECT_TRUE(c.set("one", "1").ok());
+  EXPECT_TRUE(c.set("two", "2").ok());
+  auto third = c.set("three", "3");
+  ASSERT_FALSE(third.ok());
+  EXPECT_NE(third.error().message().find("maximum number of keys"), std::string::npos);
+  EXPECT_TRUE(c.set("one", "replaced").ok());  // an existing key may change
+  StoreClient other = client();
+  EXPECT_FALSE(other.set("one", "far too long a value").ok());  // over max_value: dropped
+}
+
+TEST(StoreClientTest, NoServerGivesAClearErrorAfterTheTimeout) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
+  close(fd);  // a port nobody listens on
+  auto c = StoreClient::connect("127.0.0.1", ntohs(addr.sin_port), "t", 200ms);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("store=127.0.0.1:"), std::string::npos) << c.error().message();
+}
+
+}  // namespace
+}  // namespace aml
