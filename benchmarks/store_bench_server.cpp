@@ -1,0 +1,53 @@
+// The rendezvous store alone, for benchmarks/store_rendezvous.py: serves until SIGTERM, then
+// prints the peak connection count and the server's memory per connection at that peak.
+//   usage: store_bench_server PORT TOKEN
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "store/store_server.hpp"
+
+namespace {
+
+volatile sig_atomic_t stop = 0;
+
+long resident_kib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  signal(SIGTERM, [](int) { stop = 1; });
+  aml::store::ServerOptions options;
+  options.token = argv[2];
+  auto server = aml::store::StoreServer::listen("127.0.0.1", std::atoi(argv[1]), options);
+  if (!server) {
+    std::fprintf(stderr, "%s\n", server.error().message().c_str());
+    return 1;
+  }
+  std::printf("port %d\n", (*server)->port());
+  std::fflush(stdout);
+  const long idle_kib = resident_kib();
+  std::size_t peak = 0;
+  long peak_kib = idle_kib;
+  std::size_t peak_bookkeeping = 0;
+  while (!stop) {
+    (*server)->poll_once(100);
+    if ((*server)->connection_count() > peak) {
+      peak = (*server)->connection_count();
+      peak_kib = resident_kib();
+      peak_bookkeeping = (*server)->connection_memory();
+    }
+  }
+  std::printf("peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu\n", peak,
+              peak ? (peak_kib - idle_kib) * 1024 / static_cast<long>(peak) : 0, peak_bookkeeping);
+  return 0;
+}
