@@ -64,22 +64,15 @@ s.set("go", "1")
 '''
 
 
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def run_once(kind, n):
     token = "bench-token"
-    port = free_port()
+    # Port 0: the server takes one the agents' ephemeral ports cannot be holding.
     if kind == "aml":
-        server = subprocess.Popen([SERVER, str(port), token], stdout=subprocess.PIPE, text=True)
+        server = subprocess.Popen([SERVER, "0", token], stdout=subprocess.PIPE, text=True)
     else:
-        server = subprocess.Popen(["/usr/bin/python3", "-c", TORCH_SERVER, str(port), str(n)],
+        server = subprocess.Popen(["/usr/bin/python3", "-c", TORCH_SERVER, "0", str(n)],
                                   stdout=subprocess.PIPE, text=True)
-    assert server.stdout.readline().startswith("port")
+    port = int(server.stdout.readline().split()[1])
     if kind == "aml":
         coordinator = subprocess.Popen([AGENTS, "coordinate", str(port), token, str(n)])
     else:
