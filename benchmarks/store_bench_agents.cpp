@@ -39,11 +39,20 @@ struct Agent {
 std::string request(int step, int index, int total, const std::string& token) {
   auto op = [](Opcode o) { return FrameWriter().u8(static_cast<std::uint8_t>(o)); };
   switch (step) {
-    case 0: return op(Opcode::hello).u32(aml::store::kMagic).u16(aml::store::kVersion).str(token).finish();
-    case 1: return op(Opcode::set).str("node/" + std::to_string(index)).str("127.1.0.1:29500").finish();
-    case 2: return op(Opcode::add).str("arrived").i64(1).finish();
-    case 3: return op(Opcode::get).str("node/" + std::to_string((index + 1) % total)).u32(60000).finish();
-    default: return op(Opcode::wait).u32(1).str("go").u32(60000).finish();
+    case 0:
+      return op(Opcode::hello)
+          .u32(aml::store::kMagic)
+          .u16(aml::store::kVersion)
+          .str(token)
+          .finish();
+    case 1:
+      return op(Opcode::set).str("node/" + std::to_string(index)).str("127.1.0.1:29500").finish();
+    case 2:
+      return op(Opcode::add).str("arrived").i64(1).finish();
+    case 3:
+      return op(Opcode::get).str("node/" + std::to_string((index + 1) % total)).u32(60000).finish();
+    default:
+      return op(Opcode::wait).u32(1).str("go").u32(60000).finish();
   }
 }
 
@@ -62,7 +71,8 @@ int coordinate(int port, const std::string& token, int total) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::string(argv[1]) == "coordinate") return coordinate(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
+  if (argc == 5 && std::string(argv[1]) == "coordinate")
+    return coordinate(std::atoi(argv[2]), argv[3], std::atoi(argv[4]));
   if (argc != 6) return 2;
   const int port = std::atoi(argv[1]);
   const std::string token = argv[2];
@@ -81,7 +91,8 @@ int main(int argc, char** argv) {
     sockaddr_in source{};
     source.sin_family = AF_INET;
     source.sin_addr.s_addr = htonl((127u << 24) | (1u << 16) | static_cast<unsigned>(index + 1));
-    if (bind(a.fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)) != 0) return std::perror("bind"), 1;
+    if (bind(a.fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)) != 0)
+      return std::perror("bind"), 1;
     int one = 1;
     setsockopt(a.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     a.out = request(0, index, total, token);
@@ -93,7 +104,8 @@ int main(int argc, char** argv) {
   if (read(STDIN_FILENO, &go, 1) != 1) return 1;
   for (int i = 0; i < count; ++i) {
     Agent& a = agents[i];
-    if (connect(a.fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0 && errno != EINPROGRESS) {
+    if (connect(a.fd, reinterpret_cast<sockaddr*>(&server), sizeof(server)) != 0 &&
+        errno != EINPROGRESS) {
       return std::perror("connect"), 1;
     }
     epoll_event event{};
@@ -110,7 +122,8 @@ int main(int argc, char** argv) {
     for (int e = 0; e < n; ++e) {
       Agent& a = agents[events[e].data.u32];
       const int index = first + static_cast<int>(events[e].data.u32);
-      if (events[e].events & (EPOLLERR | EPOLLHUP)) return std::fprintf(stderr, "agent %d: connection lost\n", index), 1;
+      if (events[e].events & (EPOLLERR | EPOLLHUP))
+        return std::fprintf(stderr, "agent %d: connection lost\n", index), 1;
       if ((events[e].events & EPOLLOUT) && a.sent < a.out.size()) {
         ssize_t w = send(a.fd, a.out.data() + a.sent, a.out.size() - a.sent, MSG_NOSIGNAL);
         if (w > 0) a.sent += static_cast<std::size_t>(w);
@@ -129,7 +142,8 @@ int main(int argc, char** argv) {
       std::uint32_t length = 0;
       std::memcpy(&length, a.in.data(), 4);
       if (a.in.size() < 4 + length) continue;
-      if (a.in[4] != 0) return std::fprintf(stderr, "agent %d: step %d refused\n", index, a.step), 1;
+      if (a.in[4] != 0)
+        return std::fprintf(stderr, "agent %d: step %d refused\n", index, a.step), 1;
       a.in.erase(0, 4 + length);
       if (++a.step == 5) {
         ++done;

@@ -47,7 +47,8 @@ int main(int argc, char** argv) {
       peak_bookkeeping = (*server)->connection_memory();
     }
   }
-  std::printf("peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu\n", peak,
-              peak ? (peak_kib - idle_kib) * 1024 / static_cast<long>(peak) : 0, peak_bookkeeping);
+  std::printf(
+      "peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu\n",
+      peak, peak ? (peak_kib - idle_kib) * 1024 / static_cast<long>(peak) : 0, peak_bookkeeping);
   return 0;
 }
