@@ -144,7 +144,9 @@ Result<std::string> StoreClient::call(const std::string& frame) {
 namespace {
 
 FrameWriter request(Opcode op) {
-  return std::move(FrameWriter().u8(static_cast<std::uint8_t>(op)));
+  FrameWriter w;
+  w.u8(static_cast<std::uint8_t>(op));
+  return w;
 }
 
 FrameWriter& keys_field(FrameWriter& w, const std::vector<std::string>& keys) {

@@ -1,5 +1,4 @@
 #include <aml/error.hpp>
-#include <aml/topology.hpp>
 
 namespace aml {
 
@@ -9,10 +8,6 @@ std::string Error::message() const {
   constexpr std::size_t kShown = 160;
   std::string shown = value.size() > kShown ? value.substr(0, kShown) + "..." : value;
   return variable + "=" + shown + ": expected " + expected;
-}
-
-std::string_view to_string(Launch launch) {
-  return launch == Launch::per_process ? "per-process" : "per-node";
 }
 
 }  // namespace aml

@@ -18,6 +18,10 @@ if ! "$CLUSTER" up "$NAME" 2 2>"/tmp/$NAME.err"; then
 fi
 rm -f "/tmp/$NAME.err"
 MASTER=$("$CLUSTER" addr 0)
+# Under AZUREML_RUN_ID the per-rank logs go to ./user_logs: keep them out of the caller's directory.
+WORK=$(mktemp -d)
+trap '"$CLUSTER" down "$NAME" 2 >/dev/null 2>&1; rm -rf "$WORK"' EXIT
+cd "$WORK"
 
 node_env() {  # node_env NODE_RANK: Azure ML PyTorch, per-node launch (process_count_per_node=1)
   echo env -i PATH=/usr/bin:/bin MASTER_ADDR="$MASTER" MASTER_PORT=29511 WORLD_SIZE=2 NODE_RANK="$1" \

@@ -140,6 +140,9 @@ assert s["exit_code"] == 139 and f["rank"] == 1 and f["signal_name"] == "SIGSEGV
 assert f["stderr_tail"][-1] == "dying now" and f["time"].endswith("Z"), f
 assert sorted(w["rank"] for w in s["workers"]) == [0, 1], s' "$WORK/summary.json"
 clean "$BIN" --summary-file "$WORK/ok.json" -- true
+out=$(clean "$BIN" --summary-file /proc/no-such-dir/summary.json -- sh -c 'exit 3' 2>&1); status=$?
+check "unwritable --summary-file: said on stderr, the run's status kept (3)" \
+  bash -c "[ $status = 3 ] && grep -q 'cannot write --summary-file /proc/no-such-dir/summary.json' <<<'$out'"
 check "summary: a clean run" $py -c '
 import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 0 and s["first_failure"] is None, s' "$WORK/ok.json"
 

@@ -179,6 +179,16 @@ TEST_F(StoreTest, LimitsOnKeysAndValues) {
   EXPECT_FALSE(other.set("one", "far too long a value").ok());  // over max_value: dropped
 }
 
+TEST_F(StoreTest, ConnectionsOverTheLimitAreRefused) {
+  store::ServerOptions options;
+  options.max_connections = 1;
+  restart(options);
+  StoreClient first = client();
+  auto second = StoreClient::connect("127.0.0.1", server_->port(), "job-token", 1s);
+  EXPECT_FALSE(second.ok());
+  EXPECT_TRUE(first.set("first", "still served").ok());
+}
+
 TEST(StoreClientTest, NoServerGivesAClearErrorAfterTheTimeout) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
