@@ -4,10 +4,11 @@
   2. fail-fast: 8 workers, one exits 7 at once, the rest sleep — time until the launcher has
      exited and every worker is gone, its exit status, and the processes left behind;
   3. relay: 8 workers writing 1 GiB of 100-byte lines in all, through aml-launch (tagged, with
-     per-rank log files) vs the same workers writing straight to files.
+     per-rank log files) vs the same workers writing straight to files;
+  4. memory: the launcher process's own peak RSS (VmHWM) while it supervises 8 workers.
 
-usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay ...]]
-(needs python3-torch and Open MPI; all three by default)
+usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay|memory ...]]
+(needs python3-torch and Open MPI; all of them by default)
 """
 import os
 import shutil
@@ -119,7 +120,7 @@ def fail_fast_benchmark(runs=(20, 10, 5), script=FAIL_FAST, title=None):
     print()
 
 
-def relay_benchmark(runs=5):
+def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     lines_per_worker = (1 << 30) // 100 // 8
     work = tempfile.mkdtemp(prefix="aml-relay-")
 
@@ -164,12 +165,47 @@ def relay_benchmark(runs=5):
     print()
 
 
+def peak_rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0  # gone, or a zombie: no memory lines any more
+
+
+def memory_benchmark(runs=3):
+    """The launcher's own peak RSS (not its workers'), read while 8 workers still sleep."""
+    worker = ["sh", "-c", "sleep 2"]
+    tools = {
+        "aml-launch --nproc-per-node 8": [AML, "--nproc-per-node", "8", "--"] + worker,
+        "mpirun --oversubscribe -np 8": MPIRUN + worker,
+        "torchrun --nproc_per_node 8": TORCHRUN + worker,
+    }
+    print("### 4. Memory: the launcher's own peak RSS (VmHWM) with 8 workers running\n")
+    print("| launcher | runs | median peak RSS [MiB] |\n|---|---:|---:|")
+    for name, cmd in tools.items():
+        peaks = []
+        for _ in range(runs):
+            proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            peak = 0
+            while proc.poll() is None:  # the high-water mark, up to the launcher's last moment
+                peak = max(peak, peak_rss_kib(proc.pid))
+                time.sleep(0.05)
+            assert proc.returncode == 0, name
+            peaks.append(peak)
+        print(f"| {name} | {runs} | {statistics.median(peaks) / 1024:.1f} |")
+    print()
+
+
 if __name__ == "__main__":
-    chosen = sys.argv[2:] or ["launch", "failfast", "relay"]
+    chosen = sys.argv[2:] or ["launch", "failfast", "relay", "memory"]
     orphans = lambda: fail_fast_benchmark(
         (10, 5, 3), WITH_ORPHANS,
         "### 2b. Fail-fast with orphans: every worker first starts `sleep 600 &`, local rank 3 exits 7\n")
     for name, run in (("launch", launch_benchmark), ("failfast", fail_fast_benchmark), ("orphans", orphans),
-                      ("relay", relay_benchmark)):
+                      ("relay", relay_benchmark), ("memory", memory_benchmark)):
         if name in chosen or (name == "orphans" and "failfast" in chosen):
             run()

@@ -12,6 +12,7 @@
 #include "net/route_interface.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
+#include "rendezvous/node_group.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
@@ -41,6 +42,11 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   if (inputs.run_id.empty() && topology.run_id.empty() && topology.nnodes == 1) {
     // A single node needs no agreement on the id: make one that names this launch.
     inputs.run_id = "aml-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
+  } else if (inputs.run_id.empty() && topology.run_id.empty()) {
+    // Several nodes must derive the same id, and another job's nodes a different one.
+    inputs.run_id = !options.rdzv_id.empty() ? options.rdzv_id
+                                             : "aml-" + topology.master_addr + "-" +
+                                                   std::to_string(topology.master_port);
   }
   if (topology.master_port == 0) {
     auto port = free_tcp_port();
@@ -48,11 +54,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     inputs.free_port = *port;
   }
   if (options.framework == Framework::tensorflow && topology.launch == Launch::per_node) {
-    if (topology.nnodes > 1) {
-      return invalid("--framework", "tensorflow",
-                     "a single node: a multi-node TF_CONFIG needs every node's address, which "
-                     "the multi-node rendezvous will provide");
-    }
+    // Ports on this node; on several nodes the rendezvous collects every node's.
     for (int i = 0; i < topology.nproc_per_node; ++i) {
       auto port = free_tcp_port();
       if (!port) return port.error();
@@ -100,6 +102,43 @@ OutputOptions output_options(const Options& options, const LaunchPlan& plan, con
   return out;
 }
 
+// The port of node 0's store when the scheduler names none (torchrun's default).
+constexpr int kDefaultStorePort = 29500;
+
+// A per-node launch on several nodes meets the other nodes through node 0's store.
+Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
+                                                    const PlanInputs& inputs) {
+  const Topology& t = plan.topology;
+  GroupOptions group;
+  group.master_addr = t.master_addr;
+  group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
+  group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
+  group.self.node_rank = t.node_rank;
+  group.self.host = host_name();
+  group.self.nnodes = t.nnodes;
+  group.self.nproc_per_node = t.nproc_per_node;
+  group.self.run_id = plan.run_id;
+  group.self.version = AML_VERSION;
+  group.self.max_restarts = options.max_restarts;
+  group.self.tf_ports = inputs.tf_ports;
+  group.rdzv_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
+  return NodeGroup::start(std::move(group));
+}
+
+// What the rendezvous of one round settled, for the workers of that round.
+void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs) {
+  inputs.worker_master_port = agreed.worker_master_port;
+  inputs.store_address = group.store_address();
+  inputs.store_token = group.token();
+  inputs.tf_workers.clear();
+  if (inputs.tf_ports.empty()) return;
+  for (const NodeInfo& node : agreed.nodes) {
+    for (int port : node.tf_ports)
+      inputs.tf_workers.push_back(node.addr + ":" + std::to_string(port));
+  }
+}
+
 // --exec: the command replaces aml-launch, as that one rank.
 int exec_command(const LaunchPlan& plan, const Env& env) {
   if (plan.topology.launch != Launch::per_process) {
@@ -144,10 +183,31 @@ int run(int argc, char** argv) {
   // A console that went away must not kill the launcher while its workers run.
   signal(SIGPIPE, SIG_IGN);
   const NodeIdentity node{plan.topology.node_rank, host_name()};
-  auto launches = [&](int restart_count) {
+  std::unique_ptr<NodeGroup> group;
+  if (plan.topology.launch == Launch::per_node && plan.topology.nnodes > 1) {
+    auto started = start_node_group(options, plan, *inputs);
+    if (!started) {
+      std::cerr << "aml-launch: error: " << started.error().message() << "\n";
+      return kUsageError;
+    }
+    group = std::move(*started);
+  }
+  auto launches = [&](int restart_count) -> Result<std::vector<WorkerLaunch>> {
     PlanInputs round_inputs = *inputs;
     round_inputs.restart_count = restart_count;
-    LaunchPlan round = restart_count == 0 ? plan : build_plan(*topology, round_inputs);
+    if (group) {
+      auto agreed = group->join(restart_count);
+      if (!agreed) return agreed.error();
+      apply_agreement(*agreed, *group, round_inputs);
+      // One write, so that the lines of launchers sharing a console do not mix.
+      std::string joined =
+          "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host + "): all " +
+          std::to_string(agreed->nodes.size()) + " nodes joined round " +
+          std::to_string(restart_count) +
+          ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
+      std::cerr << joined << std::flush;
+    }
+    LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;
     for (const WorkerPlan& worker : round.workers) {
       out.push_back(
@@ -161,7 +221,7 @@ int run(int argc, char** argv) {
               << options.max_restarts << ")\n";
   };
   RunOptions run_options{options.term_timeout_seconds, options.max_restarts,
-                         output_options(options, plan, env)};
+                         output_options(options, plan, env), group.get()};
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   if (outcome.start_error)
     std::cerr << "aml-launch: cannot start: " << outcome.start_error->message() << "\n";

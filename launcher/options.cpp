@@ -21,6 +21,7 @@ namespace {
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
+  std::string rdzv_timeout;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -77,6 +78,14 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     }
     options.term_timeout_seconds = seconds;
   }
+  if (!raw.rdzv_timeout.empty()) {
+    char* end = nullptr;
+    double seconds = std::strtod(raw.rdzv_timeout.c_str(), &end);
+    if (end == raw.rdzv_timeout.c_str() || *end != '\0' || !(seconds > 0) || seconds > 604800) {
+      return invalid("--rdzv-timeout", raw.rdzv_timeout, "seconds, above 0 and up to 604800");
+    }
+    options.rdzv_timeout_seconds = seconds;
+  }
   if (!raw.max_restarts.empty()) {
     auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
     if (!restarts) return restarts.error();
@@ -118,10 +127,16 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--master-port", raw.master_port, "The job's rendezvous port on node 0");
   app.add_option("--run-id", options.run_id,
                  "Run id given to the workers (default: the scheduler's)");
+  app.add_option("--rdzv-id", options.rdzv_id,
+                 "Multi-node: the token every node presents to node 0's store (default: the "
+                 "run id: AZUREML_RUN_ID, SLURM_JOB_ID, ..., else MASTER_ADDR:MASTER_PORT)");
+  app.add_option("--rdzv-timeout", raw.rdzv_timeout,
+                 "Multi-node: seconds to wait for every node to join (default 600)");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,
-                 "Restart the local workers this many times after a failure (default 0)");
+                 "Restart the workers (of every node) this many times after a failure "
+                 "(default 0)");
   app.add_option(
       "--log-dir", options.log_dir,
       "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs)");

@@ -20,6 +20,8 @@ struct Options {
   bool dry_run = false;
   OutputFormat format = OutputFormat::text;
   std::string run_id;
+  std::string rdzv_id;  // the job's token at the rendezvous (default: the run id)
+  double rdzv_timeout_seconds = 600;
   double term_timeout_seconds = 30;
   int max_restarts = 0;
   std::optional<std::string> tag;  // --tag: a template, "none", or unset for the default

@@ -40,13 +40,30 @@ class StoreClient {
   Result<std::string> compare_set(std::string_view key, std::string_view expected,
                                   std::string_view desired);
 
+  // For event loops: start_get sends a get and returns at once; when fd() turns readable,
+  // finish_get reads its answer. No other request may be sent in between.
+  Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout);
+  Result<std::optional<std::string>> finish_get();
+  int fd() const { return fd_; }
+
+  // A reply that does not come within this time (beyond what a get or wait may wait by
+  // itself) is an error: the store's host is gone or cut off. 0, the default: wait for ever.
+  void set_reply_timeout(std::chrono::milliseconds timeout);
+  // This end's address ("10.0.0.2"): the address the store's host sees this node by.
+  std::string local_address() const;
+
  private:
   StoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
   // Sends one request frame and reads one reply body (its status byte first).
-  Result<std::string> call(const std::string& frame);
+  Result<std::string> call(const std::string& frame,
+                           std::chrono::milliseconds server_wait = std::chrono::milliseconds(0));
+  Result<bool> send_request(const std::string& frame);
+  Result<std::string> read_reply(std::chrono::milliseconds server_wait);
+  Result<std::optional<std::string>> get_result(const Result<std::string>& reply);
 
   int fd_ = -1;
   std::string where_;  // "host:port", for errors
+  std::chrono::milliseconds reply_timeout_{0};
 };
 
 }  // namespace aml

@@ -44,6 +44,14 @@ struct PlanInputs {
   bool python_unbuffered_set = false;  // PYTHONUNBUFFERED already in the environment
   // --framework tensorflow: one free port per local worker, for the TF_CONFIG of each.
   std::vector<int> tf_ports;
+  // Multi-node, from the rendezvous: every worker of the job as host:port, by rank (the
+  // TF_CONFIG cluster); empty on a single node, where tf_ports on MASTER_ADDR are used.
+  std::vector<std::string> tf_workers;
+  // Multi-node, from the rendezvous: node 0 picked the workers' own MASTER_PORT (0: none
+  // picked, the job's master port is used).
+  int worker_master_port = 0;
+  std::string store_address;  // host:port of the job's store ("" when there is none)
+  std::string store_token;
 };
 
 LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "plan/launch_plan.hpp"
 #include "topology/worker_marker.hpp"
@@ -7,12 +8,17 @@
 namespace aml {
 namespace {
 
-// TF_CONFIG naming every local worker of this (single-node) job, this worker as its task.
+// TF_CONFIG naming every worker of the job, this worker as its task.
 std::string tf_config_for(const LaunchPlan& plan, const PlanInputs& inputs, int rank) {
+  std::vector<std::string> addresses = inputs.tf_workers;
+  if (addresses.empty()) {
+    for (int port : inputs.tf_ports) {
+      addresses.push_back(plan.topology.master_addr + ":" + std::to_string(port));
+    }
+  }
   std::string workers;
-  for (int port : inputs.tf_ports) {
-    workers += std::string(workers.empty() ? "" : ", ") + "\"" + plan.topology.master_addr + ":" +
-               std::to_string(port) + "\"";
+  for (const std::string& address : addresses) {
+    workers += std::string(workers.empty() ? "" : ", ") + "\"" + address + "\"";
   }
   return "{\"cluster\": {\"worker\": [" + workers +
          "]}, \"task\": {\"type\": \"worker\", \"index\": " + std::to_string(rank) + "}}";
@@ -56,7 +62,12 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
     // block when it dies; line by line is what people expect from a console.
     set("PYTHONUNBUFFERED", "1");
   }
-  if (!inputs.tf_ports.empty() && rank >= 0) set("TF_CONFIG", tf_config_for(plan, inputs, rank));
+  const bool tf_known = !inputs.tf_workers.empty() || (!inputs.tf_ports.empty() && t.nnodes == 1);
+  if (tf_known && rank >= 0) set("TF_CONFIG", tf_config_for(plan, inputs, rank));
+  if (!inputs.store_address.empty()) {
+    set(kStoreVariable, inputs.store_address);
+    set(kStoreTokenVariable, inputs.store_token);
+  }
   if (!plan.socket_ifname.empty()) {
     if (!inputs.nccl_ifname_set) set("NCCL_SOCKET_IFNAME", plan.socket_ifname);
     if (!inputs.gloo_ifname_set) set("GLOO_SOCKET_IFNAME", plan.socket_ifname);

@@ -104,13 +104,16 @@ Result<StoreClient> StoreClient::connect(const std::string& host, int port,
 }
 
 StoreClient::StoreClient(StoreClient&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), where_(std::move(other.where_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      where_(std::move(other.where_)),
+      reply_timeout_(other.reply_timeout_) {}
 
 StoreClient& StoreClient::operator=(StoreClient&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
     where_ = std::move(other.where_);
+    reply_timeout_ = other.reply_timeout_;
   }
   return *this;
 }
@@ -119,13 +122,37 @@ StoreClient::~StoreClient() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::string> StoreClient::call(const std::string& frame) {
+Result<std::string> StoreClient::call(const std::string& frame,
+                                      std::chrono::milliseconds server_wait) {
+  auto sent = send_request(frame);
+  if (!sent) return sent.error();
+  return read_reply(server_wait);
+}
+
+Result<bool> StoreClient::send_request(const std::string& frame) {
   if (fd_ < 0) return store_error(where_, "an open connection");
   if (!send_all(fd_, frame))
     return store_error(where_, std::string("to take the request (") + std::strerror(errno) + ")");
+  return true;
+}
+
+Result<std::string> StoreClient::read_reply(std::chrono::milliseconds server_wait) {
+  if (reply_timeout_.count() > 0) {
+    // The server may hold a get or wait for server_wait; past that, silence means trouble.
+    auto limit = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::min(reply_timeout_ + server_wait, std::chrono::milliseconds(1LL << 40)));
+    timeval tv{static_cast<time_t>(limit.count() / 1000000),
+               static_cast<suseconds_t>(limit.count() % 1000000)};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  }
   unsigned char prefix[4];
-  if (!recv_all(fd_, reinterpret_cast<char*>(prefix), 4))
+  if (!recv_all(fd_, reinterpret_cast<char*>(prefix), 4)) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return store_error(
+          where_, "a reply within " + std::to_string(reply_timeout_.count()) + " ms (no answer)");
+    }
     return store_error(where_, "a reply (the connection closed)");
+  }
   std::uint32_t length =
       prefix[0] | prefix[1] << 8 | prefix[2] << 16 | std::uint32_t(prefix[3]) << 24;
   if (length == 0 || length > kMaxReply) return store_error(where_, "a well-formed reply");
@@ -165,7 +192,20 @@ Result<bool> StoreClient::set(std::string_view key, std::string_view value) {
 
 Result<std::optional<std::string>> StoreClient::get(std::string_view key,
                                                     std::chrono::milliseconds timeout) {
-  auto reply = call(request(Opcode::get).str(key).u32(clamp_ms(timeout)).finish());
+  auto reply = call(request(Opcode::get).str(key).u32(clamp_ms(timeout)).finish(), timeout);
+  return get_result(reply);
+}
+
+Result<bool> StoreClient::start_get(std::string_view key, std::chrono::milliseconds timeout) {
+  return send_request(request(Opcode::get).str(key).u32(clamp_ms(timeout)).finish());
+}
+
+Result<std::optional<std::string>> StoreClient::finish_get() {
+  auto reply = read_reply(kForever);
+  return get_result(reply);
+}
+
+Result<std::optional<std::string>> StoreClient::get_result(const Result<std::string>& reply) {
   if (!reply) return reply.error();
   FieldReader in(*reply);
   if (in.u8() == static_cast<std::uint8_t>(Status::timeout)) return std::optional<std::string>();
@@ -196,7 +236,7 @@ Result<bool> StoreClient::check(const std::vector<std::string>& keys) {
 Result<bool> StoreClient::wait(const std::vector<std::string>& keys,
                                std::chrono::milliseconds timeout) {
   FrameWriter w = request(Opcode::wait);
-  auto reply = call(keys_field(w, keys).u32(clamp_ms(timeout)).finish());
+  auto reply = call(keys_field(w, keys).u32(clamp_ms(timeout)).finish(), timeout);
   if (!reply) return reply.error();
   return static_cast<Status>((*reply)[0]) == Status::ok;
 }
@@ -218,6 +258,20 @@ Result<std::string> StoreClient::compare_set(std::string_view key, std::string_v
   auto value = in.str(kMaxReply);
   if (!value) return store_error(where_, "a value in the reply");
   return std::string(*value);
+}
+
+void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) { reply_timeout_ = timeout; }
+
+std::string StoreClient::local_address() const {
+  sockaddr_storage addr{};
+  socklen_t length = sizeof(addr);
+  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &length) != 0) return {};
+  char host[NI_MAXHOST] = {};
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&addr), length, host, sizeof(host), nullptr, 0,
+                  NI_NUMERICHOST) != 0) {
+    return {};
+  }
+  return host;
 }
 
 }  // namespace aml

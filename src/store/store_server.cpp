@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@ namespace aml::store {
 namespace {
 
 constexpr std::uint64_t kListenerKey = 0;
+constexpr std::uint64_t kWakeupKey = ~0ull;
 constexpr std::uint32_t kForever = 0xffffffffu;
 
 Error socket_error(const std::string& what, const std::string& where) {
@@ -71,13 +73,20 @@ Result<std::unique_ptr<StoreServer>> StoreServer::listen(const std::string& bind
   event.events = EPOLLIN;
   event.data.u64 = kListenerKey;
   epoll_ctl(epoll.get(), EPOLL_CTL_ADD, listener.get(), &event);
+  UniqueFd wakeup(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wakeup) return socket_error("eventfd", where);
+  event.data.u64 = kWakeupKey;
+  epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wakeup.get(), &event);
   return std::unique_ptr<StoreServer>(new StoreServer(std::move(listener), std::move(epoll),
-                                                      ntohs(addr.sin_port), std::move(options)));
+                                                      std::move(wakeup), ntohs(addr.sin_port),
+                                                      std::move(options)));
 }
 
-StoreServer::StoreServer(UniqueFd listener, UniqueFd epoll, int port, ServerOptions options)
+StoreServer::StoreServer(UniqueFd listener, UniqueFd epoll, UniqueFd wakeup, int port,
+                         ServerOptions options)
     : listener_(std::move(listener)),
       epoll_(std::move(epoll)),
+      wakeup_(std::move(wakeup)),
       port_(port),
       options_(std::move(options)),
       next_stall_check_(Clock::now() + options_.stall_timeout) {}
@@ -112,11 +121,27 @@ void StoreServer::poll_once(int timeout_ms) {
       accept_all();
       continue;
     }
+    if (id == kWakeupKey) {
+      std::uint64_t count;
+      while (read(wakeup_.get(), &count, sizeof(count)) > 0) {
+      }
+      continue;
+    }
     if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(id);
     if (events[i].events & EPOLLOUT) on_writable(id);
   }
   expire_deadlines();
   if (Clock::now() >= next_stall_check_) drop_stalled();
+}
+
+void StoreServer::run() {
+  while (!stopping_.load(std::memory_order_acquire)) poll_once(-1);
+}
+
+void StoreServer::stop() {
+  stopping_.store(true, std::memory_order_release);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = write(wakeup_.get(), &one, sizeof(one));
 }
 
 void StoreServer::accept_all() {

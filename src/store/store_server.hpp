@@ -4,6 +4,7 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -38,6 +39,10 @@ class StoreServer {
   int epoll_fd() const { return epoll_.get(); }
   // Handles what is ready, waiting at most timeout_ms (-1: until something happens).
   void poll_once(int timeout_ms);
+  // Serves until stop() is called; for a thread of its own.
+  void run();
+  // Makes run() return soon; safe to call from any thread.
+  void stop();
 
   std::size_t connection_count() const { return connections_.size(); }
   std::size_t key_count() const { return data_.size(); }
@@ -48,7 +53,7 @@ class StoreServer {
   using Clock = std::chrono::steady_clock;
   struct Connection;
 
-  StoreServer(UniqueFd listener, UniqueFd epoll, int port, ServerOptions options);
+  StoreServer(UniqueFd listener, UniqueFd epoll, UniqueFd wakeup, int port, ServerOptions options);
   void accept_all();
   void on_readable(std::uint64_t id);
   void on_writable(std::uint64_t id);
@@ -67,6 +72,8 @@ class StoreServer {
 
   UniqueFd listener_;
   UniqueFd epoll_;
+  UniqueFd wakeup_;  // an eventfd: stop() from another thread wakes the loop
+  std::atomic<bool> stopping_{false};
   int port_;
   ServerOptions options_;
   std::unordered_map<std::string, std::string> data_;

@@ -22,7 +22,29 @@ std::string utc_timestamp(std::chrono::system_clock::time_point when) {
   return text;
 }
 
+namespace {
+
+std::string tail_text(const std::vector<std::string>& tail) {
+  if (tail.empty()) return "aml-launch: its stderr was empty\n";
+  std::string text =
+      "aml-launch: last " + std::to_string(tail.size()) + " line(s) of its stderr:\n";
+  for (const std::string& line : tail) text += "  | " + line + "\n";
+  return text;
+}
+
+}  // namespace
+
 std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
+  if (outcome.remote_failure) {
+    const JobFailure& f = *outcome.remote_failure;
+    std::string text = "aml-launch: node " + std::to_string(node.node_rank) +
+                       " stopped its workers: the job failed on another node: " + f.describe() +
+                       "\n";
+    if (outcome.restarts > 0)
+      text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
+    if (f.rank >= 0) text += tail_text(f.stderr_tail);
+    return text;
+  }
   if (!outcome.first_failure) return {};
   const WorkerExit& f = *outcome.first_failure;
   std::string text = "aml-launch: rank " + std::to_string(f.rank) + " (local rank " +
@@ -31,14 +53,7 @@ std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& 
                      utc_timestamp(f.when) + ": " + describe_wait_status(f.wait_status) + "\n";
   if (outcome.restarts > 0)
     text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
-  if (f.stderr_tail.empty()) {
-    text += "aml-launch: its stderr was empty\n";
-  } else {
-    text +=
-        "aml-launch: last " + std::to_string(f.stderr_tail.size()) + " line(s) of its stderr:\n";
-    for (const std::string& line : f.stderr_tail) text += "  | " + line + "\n";
-  }
-  return text;
+  return text + tail_text(f.stderr_tail);
 }
 
 namespace {
@@ -72,11 +87,16 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
   j["node_rank"] = node.node_rank;
   j["host"] = node.host;
   j["restarts"] = outcome.restarts;
-  if (outcome.first_failure) {
+  if (outcome.remote_failure) {
+    // Another node's failure, as it reported it.
+    j["first_failure"] = nlohmann::ordered_json::parse(to_json(*outcome.remote_failure));
+    j["first_failure"]["on_another_node"] = true;
+  } else if (outcome.first_failure) {
     nlohmann::ordered_json f = exit_json(*outcome.first_failure);
     f["node_rank"] = node.node_rank;
     f["host"] = node.host;
     f["stderr_tail"] = outcome.first_failure->stderr_tail;
+    f["on_another_node"] = false;
     j["first_failure"] = f;
   } else {
     j["first_failure"] = nullptr;

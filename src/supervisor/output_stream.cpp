@@ -1,10 +1,13 @@
 #include "supervisor/output_stream.hpp"
 
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstring>
+#include <memory>
 #include <utility>
 
 #include "util/write_all.hpp"
@@ -77,10 +80,10 @@ void OutputStream::emit(std::string_view first, std::string_view rest) {
     } else {
       // One copy into a buffer with the tags, one write: cheaper than a writev of two pieces
       // per line, whose per-piece cost dominates for short lines.
-      tagged_.clear();
+      tagged_size_ = 0;
       append_tagged(first);
       append_tagged(rest);
-      write_all(sinks_.console_fd, tagged_);
+      write_all(sinks_.console_fd, std::string_view(tagged_.get(), tagged_size_));
     }
   }
   if (sinks_.keep_tail) {
@@ -92,13 +95,31 @@ void OutputStream::emit(std::string_view first, std::string_view rest) {
 }
 
 void OutputStream::append_tagged(std::string_view lines) {
+  // Raw copies into a buffer that only grows: per-line string appends cost more than the
+  // bytes themselves.
+  const std::string_view tag = sinks_.tag;
   std::size_t start = 0;
   while (start < lines.size()) {
-    std::size_t end = lines.find('\n', start) + 1;
-    tagged_.append(sinks_.tag);
-    tagged_.append(lines.data() + start, end - start);
-    start = end;
+    const char* line = lines.data() + start;
+    const void* newline = std::memchr(line, '\n', lines.size() - start);
+    const std::size_t length =
+        static_cast<std::size_t>(static_cast<const char*>(newline) - line) + 1;
+    if (tagged_size_ + tag.size() + length > tagged_capacity_) {
+      grow_tagged(tagged_size_ + tag.size() + (lines.size() - start) + 64 * tag.size());
+    }
+    char* out = tagged_.get() + tagged_size_;
+    std::memcpy(out, tag.data(), tag.size());
+    std::memcpy(out + tag.size(), line, length);
+    tagged_size_ += tag.size() + length;
+    start += length;
   }
+}
+
+void OutputStream::grow_tagged(std::size_t at_least) {
+  tagged_capacity_ = std::max(at_least, 2 * tagged_capacity_);
+  auto bigger = std::make_unique_for_overwrite<char[]>(tagged_capacity_);
+  if (tagged_size_ > 0) std::memcpy(bigger.get(), tagged_.get(), tagged_size_);
+  tagged_ = std::move(bigger);
 }
 
 void OutputStream::write_pieces(int fd, std::string_view first, std::string_view rest) {
@@ -122,6 +143,7 @@ void OutputStream::finish() {
     sinks_.log_fd = log_fd;
     partial_.clear();
   }
+  if (epoll_fd_ >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, pipe_.get(), nullptr);
   pipe_.reset();
 }
 

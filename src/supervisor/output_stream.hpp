@@ -2,6 +2,7 @@
 // line, so that lines of different workers never mix on the console or in the log file.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,11 @@ class OutputStream {
   int fd() const { return pipe_.get(); }
   bool is_open() const { return static_cast<bool>(pipe_); }
 
+  // The epoll set that watches the pipe. The pipe leaves it before it is closed: a child that
+  // is still between fork and exec holds a copy of the pipe, and epoll would go on reporting
+  // the closed end until that copy is gone, as a busy loop.
+  void watch_with(int epoll_fd) { epoll_fd_ = epoll_fd; }
+
   // Reads what the pipe holds without blocking. At end of file a partial last line is written
   // out (with a newline added on the console) and the pipe is closed.
   void drain();
@@ -42,14 +48,19 @@ class OutputStream {
   // with the rest of the buffer.
   void emit(std::string_view first, std::string_view rest = {});
   void append_tagged(std::string_view whole_lines);
+  void grow_tagged(std::size_t at_least);
   static void write_pieces(int fd, std::string_view first, std::string_view rest);
   void finish();
 
   UniqueFd pipe_;
+  int epoll_fd_ = -1;
   StreamSinks sinks_;
   std::string partial_;  // bytes after the last newline, waiting for the rest of their line
   std::string tail_;
-  std::string tagged_;  // reused buffer for tagged console output
+  // Reused buffer for tagged console output; lines always end in a newline here.
+  std::unique_ptr<char[]> tagged_;
+  std::size_t tagged_size_ = 0;
+  std::size_t tagged_capacity_ = 0;
 };
 
 }  // namespace aml

@@ -16,7 +16,9 @@
 
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
+#include "supervisor/failure_summary.hpp"
 #include "supervisor/output_stream.hpp"
+#include "supervisor/peer_link.hpp"
 #include "supervisor/spawn.hpp"
 
 namespace aml {
@@ -101,11 +103,18 @@ class Round {
   RunOutcome run(std::vector<WorkerLaunch> launches) {
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
     watch(signal_fd_, kSignalKey);
+    if (options_.peers != nullptr && options_.peers->fd() >= 0) {
+      watch(options_.peers->fd(), kPeersKey);
+    }
     for (std::size_t i = 0; i < launches.size(); ++i) {
       if (!start(std::move(launches[i]), i)) break;
     }
-    while (alive_ > 0 || open_streams() > 0) {
+    while (alive_ > 0 || open_streams() > 0 || waiting_for_peers()) {
       if (alive_ == 0 && !swept_) sweep();
+      if (alive_ == 0 && open_streams() == 0 && waiting_for_peers() && !told_success_) {
+        told_success_ = true;
+        options_.peers->local_success();
+      }
       wait_once();
     }
     sweep();
@@ -120,6 +129,7 @@ class Round {
 
  private:
   static constexpr std::uint64_t kSignalKey = ~0ull;
+  static constexpr std::uint64_t kPeersKey = ~1ull;
 
   void watch(int fd, std::uint64_t key) {
     epoll_event event{};
@@ -153,6 +163,8 @@ class Round {
         std::move(err->read), StreamSinks{shown ? STDERR_FILENO : -1, tag, log_fd, true});
     watch(worker.out->fd(), 2 * index);
     watch(worker.err->fd(), 2 * index + 1);
+    worker.out->watch_with(epoll_.get());
+    worker.err->watch_with(epoll_.get());
     workers_.push_back(std::move(worker));
     ++alive_;
     return true;
@@ -165,6 +177,12 @@ class Round {
     return false;
   }
 
+  // This node's workers all finished well: the round goes on until every node's have.
+  bool waiting_for_peers() const {
+    return options_.peers != nullptr && !peers_stopped_ && outcome_.exit_code == 0 &&
+           !outcome_.start_error && !stop_requested_;
+  }
+
   int open_streams() const {
     int open = 0;
     for (const Worker& w : workers_) open += w.out->is_open() + w.err->is_open();
@@ -173,19 +191,28 @@ class Round {
 
   void wait_once() {
     int timeout_ms = -1;
-    if (tearing_down_ && !killed_) timeout_ms = milliseconds_until(deadline_);
-    if (swept_) timeout_ms = milliseconds_until(drain_deadline_);
+    auto at_most = [&timeout_ms](int ms) {
+      if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms)) timeout_ms = ms;
+    };
+    if (tearing_down_ && !killed_ && !swept_) at_most(milliseconds_until(deadline_));
+    if (swept_ && open_streams() > 0) at_most(milliseconds_until(drain_deadline_));
+    const bool listening = options_.peers != nullptr && !peers_stopped_;
+    if (listening) at_most(options_.peers->next_poll_ms());
     epoll_event events[64];
     int n = epoll_wait(epoll_.get(), events, 64, timeout_ms);
     if (n < 0 && errno != EINTR) n = 0;
+    bool peers_readable = false;
     for (int i = 0; i < n; ++i) {
       if (events[i].data.u64 == kSignalKey) {
         take_signals();
+      } else if (events[i].data.u64 == kPeersKey) {
+        peers_readable = true;
       } else {
         Worker& w = workers_[events[i].data.u64 / 2];
         (events[i].data.u64 % 2 == 0 ? w.out : w.err)->drain();
       }
     }
+    if (listening) hear_peers(peers_readable);
     if (tearing_down_ && !killed_ && Clock::now() >= deadline_) {
       killed_ = true;
       signal_workers(SIGKILL);
@@ -203,6 +230,28 @@ class Round {
     return static_cast<int>(std::clamp<long long>(left + 1, 0, 3600 * 1000));
   }
 
+  void hear_peers(bool readable) {
+    PeerNews news = options_.peers->poll(readable);
+    if (!news.failure && !news.complete) return;
+    // The link has said its last word: stop watching it, or a closed socket would keep
+    // waking the loop.
+    peers_stopped_ = true;
+    if (options_.peers->fd() >= 0) {
+      epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, options_.peers->fd(), nullptr);
+    }
+    if (!news.failure) return;
+    if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
+    outcome_.remote_failure = std::move(news.failure);
+    outcome_.exit_code = outcome_.remote_failure->exit_code;
+    begin_teardown();
+  }
+
+  // This node failed first (as far as it knows): the other nodes must stop too.
+  void tell_peers(JobFailure failure) {
+    if (options_.peers == nullptr || peers_stopped_) return;
+    options_.peers->report(failure);
+  }
+
   void take_signals() {
     signalfd_siginfo info;
     while (read(signal_fd_, &info, sizeof(info)) == sizeof(info)) {
@@ -218,6 +267,15 @@ class Round {
       signal_workers(sig);
       if (sig == SIGINT || sig == SIGTERM) {
         interrupted_ = interrupted_ || sig == SIGINT;
+        if (!stop_requested_) {
+          JobFailure stopped;
+          stopped.exit_code = 128 + sig;
+          stopped.status = std::string("its launcher was stopped by SIG") + sigabbrev_np(sig);
+          stopped.time = utc_timestamp(std::chrono::system_clock::now());
+          tell_peers(stopped);
+          // Stopped while waiting for the other nodes: the job did not complete.
+          if (alive_ == 0 && outcome_.exit_code == 0) outcome_.exit_code = 128 + sig;
+        }
         stop_requested_ = true;
         begin_teardown();
       }
@@ -238,11 +296,20 @@ class Round {
       worker.ended = std::chrono::system_clock::now();
       --alive_;
       bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      if (failed && !outcome_.first_failure && !outcome_.start_error) {
+      if (failed && !outcome_.first_failure && !outcome_.start_error && !outcome_.remote_failure) {
         outcome_.first_failure =
             WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status, worker.ended, {}};
         outcome_.exit_code = exit_code_of(status);
         first_failed_ = static_cast<int>(&worker - workers_.data());
+        if (options_.peers != nullptr) {
+          // What it wrote before it died goes with the news (its pipe holds all of it now,
+          // unless a child of its own still writes there).
+          worker.out->drain();
+          worker.err->drain();
+          WorkerExit exit = *outcome_.first_failure;
+          exit.stderr_tail = worker.err->tail(20);
+          tell_peers(job_failure_of(exit, -1, {}));
+        }
         begin_teardown();
       }
     }
@@ -290,6 +357,8 @@ class Round {
   bool interrupted_ = false;
   bool stop_requested_ = false;
   bool swept_ = false;
+  bool peers_stopped_ = false;  // the link said its last word (a failure, or complete)
+  bool told_success_ = false;
   Clock::time_point deadline_;
   Clock::time_point drain_deadline_;
   RunOutcome outcome_;
@@ -314,7 +383,20 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   RunOutcome outcome;
   std::vector<UniqueFd> log_files;
   for (int restart = 0;; ++restart) {
-    std::vector<WorkerLaunch> round_launches = launches(restart);
+    // No worker runs while the round is prepared (in a multi-node job the nodes meet then,
+    // which may take long): signals act as usual, so that TERM ends the launcher at once.
+    sigprocmask(SIG_SETMASK, &original_mask, nullptr);
+    auto made = launches(restart);
+    sigprocmask(SIG_BLOCK, &handled, nullptr);
+    if (!made) {
+      int restarts_so_far = outcome.restarts;
+      outcome = RunOutcome{};
+      outcome.restarts = restarts_so_far;
+      outcome.start_error = made.error();
+      outcome.exit_code = 2;
+      break;
+    }
+    std::vector<WorkerLaunch> round_launches = std::move(*made);
     if (!options.output.log_dir.empty() && log_files.empty()) {
       if (!make_directories(options.output.log_dir)) {
         outcome.start_error = system_error("--log-dir", options.output.log_dir);

@@ -12,7 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/job_failure.hpp"
+
 namespace aml {
+
+class PeerLink;
 
 struct WorkerLaunch {
   int rank = -1;
@@ -31,6 +35,7 @@ struct RunOptions {
   double term_timeout_seconds = 30;  // grace between SIGTERM and SIGKILL in a teardown
   int max_restarts = 0;
   OutputOptions output;
+  PeerLink* peers = nullptr;  // the other nodes of a multi-node job; null on a single node
 };
 
 struct WorkerExit {
@@ -45,13 +50,16 @@ struct WorkerExit {
 struct RunOutcome {
   int exit_code = 0;  // the first failure's, 128+N for signal N; else 0
   std::optional<WorkerExit> first_failure;
-  std::optional<Error> start_error;  // a worker or its log file could not be set up
+  std::optional<Error> start_error;  // a worker, its log file or the rendezvous failed
+  // Another node failed first (or was lost): this node's workers were stopped for it.
+  std::optional<JobFailure> remote_failure;
   int restarts = 0;
   std::vector<WorkerExit> exits;  // every worker of the last round
 };
 
-// Called before every round with the restart count, to give the workers of that round.
-using LaunchFactory = std::function<std::vector<WorkerLaunch>(int restart_count)>;
+// Called before every round with the restart count, to give the workers of that round (in a
+// multi-node job, after the nodes met for it); an error ends the run.
+using LaunchFactory = std::function<Result<std::vector<WorkerLaunch>>(int restart_count)>;
 // Called when a round failed and another is about to start.
 using RestartNotice = std::function<void(const RunOutcome& failed_round, int next_restart)>;
 

@@ -1,4 +1,5 @@
-// Starting one worker: posix_spawn, its own process group, the argv executed directly.
+// Starting one worker: clone + exec (as posix_spawn does), its own process group, the argv
+// executed directly, and death with the launcher should the launcher be killed outright.
 #pragma once
 
 #include <signal.h>

@@ -9,5 +9,8 @@ inline constexpr std::string_view kWorkerMarker = "AML_LAUNCH_WORKER";
 inline constexpr std::string_view kRunIdVariable = "AML_LAUNCH_RUN_ID";
 inline constexpr std::string_view kRestartCountVariable = "AML_LAUNCH_RESTART_COUNT";
 inline constexpr std::string_view kSourceVariable = "AML_LAUNCH_SOURCE";
+// Multi-node: the job's store (host:port on node 0) and the token it asks for.
+inline constexpr std::string_view kStoreVariable = "AML_LAUNCH_STORE";
+inline constexpr std::string_view kStoreTokenVariable = "AML_LAUNCH_STORE_TOKEN";
 
 }  // namespace aml

@@ -6,7 +6,7 @@ failed=0
 check() {  # check NAME CONDITION-COMMAND...
   local name=$1; shift
   if "$@"; then passed=$((passed + 1)); echo "ok   $name"
-  else failed=$((failed + 1)); echo "FAIL $name"; fi
+  else failed=$((failed + 1)); echo "FAIL $name"; return 1; fi
 }
 
 expect_status() {  # expect_status NAME WANTED COMMAND...

@@ -22,5 +22,6 @@ out=$(mpirun --oversubscribe -np 2 -x AZ_BATCH_MASTER_NODE=127.0.0.1:6000 bash -
 status=$?
 echo "$out"
 check "per-node launch under mpirun exits 0" [ $status = 0 ]
-check "per-node launch gives ranks 0..3 of 4" bash -c "[ \"\$(grep -o 'rank [0-9] of 4' <<<'$out' | sort | tr '\n' ,)\" = 'rank 0 of 4,rank 1 of 4,rank 2 of 4,rank 3 of 4,' ]"
+ranks_seen=$(grep -o 'rank [0-9] of 4' <<<"$out" | sort | tr '\n' ,)
+check "per-node launch gives ranks 0..3 of 4 ($ranks_seen)" [ "$ranks_seen" = 'rank 0 of 4,rank 1 of 4,rank 2 of 4,rank 3 of 4,' ]
 finish

@@ -166,8 +166,13 @@ for r, c in enumerate(cfgs):
 out=$(clean "$BIN" --log-dir /proc/no-such-dir/logs -- touch "$WORK/started" 2>&1); status=$?
 check "unusable --log-dir: exit 2 naming it, nothing started" \
   bash -c "[ $status = 2 ] && grep -q -- '--log-dir=/proc/no-such-dir/logs' <<<'$out' && [ ! -e '$WORK/started' ]"
-expect_status "--framework tensorflow on several nodes is refused for now" 2 \
-  clean "$BIN" --framework tensorflow --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 -- true
+# Node 0 of 2 alone: the rendezvous gives up after --rdzv-timeout and names the missing node.
+port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+alone=$(clean "$BIN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$port" \
+  --rdzv-timeout 0.5 -- true 2>&1); status=$?
+check "a node alone: exit 2 after --rdzv-timeout naming node rank 1 ($status: $alone)" \
+  bash -c '[ "$1" = 2 ] && grep -q "node rank(s) 1 of 2 did not" <<<"$2"' _ "$status" "$alone"
+expect_status "--rdzv-timeout that is not a number of seconds is refused" 2 clean "$BIN" --rdzv-timeout soon -- true
 expect_status "--framework other is refused" 2 clean "$BIN" --framework jax -- true
 expect_status "--local-ranks-filter that is not a list is refused" 2 clean "$BIN" --local-ranks-filter 0,x -- true
 expect_status "--max-restarts that is not a number is refused" 2 clean "$BIN" --max-restarts -1 -- true

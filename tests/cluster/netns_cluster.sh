@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A cluster of test hosts on one machine: N network namespaces joined by a bridge, each with a
 # private address (10.77.0.1, .2, ...) on its interface eth0. Only these namespaces and their
-# own addresses are ever addressed.
+# own addresses are ever addressed. Host I is also known by the name NAMEnI inside the
+# namespaces (ip netns exec mounts /etc/netns/NAME-I/hosts over /etc/hosts), as schedulers
+# such as Slurm name nodes.
 #   netns_cluster.sh up NAME N        make hosts NAME-0 .. NAME-(N-1) and the bridge
 #   netns_cluster.sh exec NAME I CMD  run CMD on host I
 #   netns_cluster.sh addr I           the address of host I
@@ -25,6 +27,13 @@ case "$1" in
       ip -n "$name-$i" link set eth0 up
       ip -n "$name-$i" link set lo up
     done
+    for i in $(seq 0 $((n - 1))); do
+      mkdir -p "/etc/netns/$name-$i"
+      {
+        echo "127.0.0.1 localhost"
+        for j in $(seq 0 $((n - 1))); do echo "$(addr "$j") ${name}n$j"; done
+      } >"/etc/netns/$name-$i/hosts"
+    done
     ;;
   exec)
     name=$2 i=$3
@@ -36,7 +45,10 @@ case "$1" in
     ;;
   down)
     name=$2 n=$3
-    for i in $(seq 0 $((n - 1))); do ip netns del "$name-$i" 2>/dev/null || true; done
+    for i in $(seq 0 $((n - 1))); do
+      ip netns del "$name-$i" 2>/dev/null || true
+      rm -rf "/etc/netns/$name-$i"
+    done
     ip netns del "$name-br" 2>/dev/null || true
     ;;
   *)

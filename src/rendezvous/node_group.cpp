@@ -1,0 +1,336 @@
+#include "rendezvous/node_group.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "net/free_port.hpp"
+#include "supervisor/failure_summary.hpp"
+
+namespace aml {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Heartbeats every kTick; a node whose counter has not moved for kLostAfter is lost. Together
+// with the tick they bound how long a lost launcher goes unnoticed (under 2 s).
+constexpr milliseconds kTick{200};
+constexpr milliseconds kLostAfter{1200};
+// A store call that gets no answer in this time (beyond a get's own wait) means node 0 is
+// gone or cut off.
+constexpr milliseconds kReplyTimeout{1500};
+// Node 0 keeps the store up this long at most for the others to say goodbye.
+constexpr milliseconds kGoodbyeWait{5000};
+constexpr milliseconds kWatchTimeout{3600 * 1000};
+constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
+
+std::string seconds_text(milliseconds ms) {
+  auto s = ms.count() / 1000.0;
+  std::string text = std::to_string(s);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  return text + " s";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
+  std::unique_ptr<StoreHost> host;
+  std::string dial = options.master_addr;
+  if (options.self.node_rank == 0) {
+    auto started = StoreHost::start(options.master_port, options.token);
+    if (!started) return started.error();
+    host = std::move(*started);
+    dial = "127.0.0.1";
+  }
+  auto control =
+      StoreClient::connect(dial, options.master_port, options.token, options.rdzv_timeout);
+  if (!control) {
+    Error error = control.error();
+    error.expected +=
+        " (node " + std::to_string(options.self.node_rank) +
+        " could not reach node 0's rendezvous store at MASTER_ADDR=" + options.master_addr +
+        " MASTER_PORT=" + std::to_string(options.master_port) + " within --rdzv-timeout " +
+        seconds_text(options.rdzv_timeout) + ")";
+    return error;
+  }
+  control->set_reply_timeout(kReplyTimeout);
+  options.self.addr = options.self.node_rank == 0 ? options.master_addr : control->local_address();
+  return std::unique_ptr<NodeGroup>(
+      new NodeGroup(std::move(options), std::move(host), std::move(*control)));
+}
+
+NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control)
+    : options_(std::move(options)), host_(std::move(host)), control_(std::move(control)) {}
+
+// The connections (declared after host_) close before the store they talk to stops.
+NodeGroup::~NodeGroup() = default;
+
+std::string NodeGroup::key(const std::string& name) const {
+  return "aml/round/" + std::to_string(round_) + "/" + name;
+}
+
+std::string NodeGroup::node_key(const std::string& name, int node) const {
+  return key(name + "/" + std::to_string(node));
+}
+
+std::string NodeGroup::round_name() const {
+  return "round " + std::to_string(round_) + " of run " + options_.self.run_id;
+}
+
+std::string NodeGroup::store_address() const {
+  return options_.master_addr + ":" + std::to_string(options_.master_port);
+}
+
+Result<Agreement> NodeGroup::join(int round) {
+  round_ = round;
+  finishing_ = false;
+  all_done_ = false;
+  watch_.reset();
+  const NodeInfo& self = options_.self;
+  const std::string me = to_json(self);
+  auto stored = control_.compare_set(node_key("node", self.node_rank), "", me);
+  if (!stored) return stored.error();
+  if (*stored != me) {
+    auto other = node_info_from_json(*stored);
+    return invalid("NODE_RANK", std::to_string(self.node_rank),
+                   "a node rank of its own; " +
+                       (other ? other->describe() + " at " + other->addr : "another node") +
+                       " joined with it first (this is " + self.host + " at " + self.addr + ")");
+  }
+  // A connection of its own stays blocked on this round's abort key: whoever fails first
+  // sets it, and every node hears at once.
+  const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
+  auto watch = StoreClient::connect(dial, options_.master_port, options_.token, kLostAfter * 5);
+  if (!watch) return watch.error();
+  watch_.emplace(std::move(*watch));
+  if (auto started = watch_->start_get(key("abort"), kWatchTimeout); !started) {
+    return started.error();
+  }
+  auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
+  if (!agreed) return agreed;
+  agreement_ = *agreed;
+  const auto now = Clock::now();
+  next_tick_ = now + kTick;
+  last_beat_.assign(static_cast<std::size_t>(self.nnodes), 0);
+  last_beat_change_.assign(static_cast<std::size_t>(self.nnodes), now);
+  return agreed;
+}
+
+Result<bool> NodeGroup::all_exist(const std::string& name) {
+  std::vector<std::string> keys;
+  for (int node = 0; node < options_.self.nnodes; ++node) {
+    keys.push_back(node_key(name, node));
+    if (keys.size() == kKeysPerCall || node + 1 == options_.self.nnodes) {
+      auto present = control_.check(keys);
+      if (!present || !*present) return present;
+      keys.clear();
+    }
+  }
+  return true;
+}
+
+Result<Agreement> NodeGroup::lead_round() {
+  const int nnodes = options_.self.nnodes;
+  const auto deadline = Clock::now() + options_.rdzv_timeout;
+  nlohmann::ordered_json verdict;
+  verdict["error"] = "";
+  Agreement agreement;
+  agreement.round = round_;
+  // Every node's info, in order; each get waits at most until the common deadline.
+  std::vector<int> present;
+  for (int node = 0; node < nnodes; ++node) {
+    auto left = std::max(milliseconds(0),
+                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    auto info = control_.get(node_key("node", node), left);
+    if (!info) return info.error();
+    if (!*info) continue;
+    auto parsed = node_info_from_json(**info);
+    if (!parsed) return invalid("rendezvous", **info, "a node description from aml-launch");
+    agreement.nodes.push_back(*parsed);
+    present.push_back(node);
+  }
+  std::string error;
+  if (static_cast<int>(present.size()) < nnodes) {
+    error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
+            "; node rank(s) " + missing_node_ranks(nnodes, present) + " of " +
+            std::to_string(nnodes) + " did not";
+  } else if (auto problem = disagreement(agreement.nodes)) {
+    error = "nodes that agree on the job; " + *problem;
+  } else {
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    agreement.worker_master_port = *port;
+  }
+  verdict["error"] = error;
+  verdict["worker_master_port"] = agreement.worker_master_port;
+  auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
+  for (const NodeInfo& node : agreement.nodes)
+    nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
+  if (auto set = control_.set(key("verdict"), verdict.dump()); !set) return set.error();
+  if (error.empty()) return agreement;
+  // The store goes away with this launcher: first let the nodes that came read why.
+  std::vector<std::string> readers;
+  for (int node : present) {
+    if (node != 0) readers.push_back(node_key("verdict-read", node));
+  }
+  if (!readers.empty()) (void)control_.wait(readers, kGoodbyeWait);
+  return invalid("rendezvous", round_name(), error);
+}
+
+Result<Agreement> NodeGroup::follow_round() {
+  // Node 0 decides within the same timeout; a little more lets its verdict arrive.
+  auto text = control_.get(key("verdict"), options_.rdzv_timeout + kLostAfter * 5);
+  if (!text) {
+    Error error = text.error();
+    error.expected += " (node 0's launcher went away during the rendezvous)";
+    return error;
+  }
+  if (!*text) {
+    std::vector<int> present;
+    for (int node = 0; node < options_.self.nnodes; ++node) {
+      auto there = control_.check({node_key("node", node)});
+      if (there && *there) present.push_back(node);
+    }
+    return invalid("rendezvous", round_name(),
+                   "every node to join within --rdzv-timeout " +
+                       seconds_text(options_.rdzv_timeout) + "; node rank(s) " +
+                       missing_node_ranks(options_.self.nnodes, present) + " of " +
+                       std::to_string(options_.self.nnodes) + " did not");
+  }
+  (void)control_.set(node_key("verdict-read", options_.self.node_rank), "1");
+  auto verdict = nlohmann::json::parse(**text, nullptr, false);
+  if (verdict.is_discarded() || !verdict.is_object()) {
+    return invalid("rendezvous", **text, "node 0's verdict as JSON");
+  }
+  std::string error = verdict.value("error", std::string("no verdict"));
+  if (!error.empty()) return invalid("rendezvous", round_name(), error);
+  Agreement agreement;
+  agreement.round = round_;
+  agreement.worker_master_port = verdict.value("worker_master_port", 0);
+  for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
+    auto parsed = node_info_from_json(node.dump());
+    if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");
+    agreement.nodes.push_back(*parsed);
+  }
+  return agreement;
+}
+
+int NodeGroup::fd() const { return watch_ ? watch_->fd() : -1; }
+
+int NodeGroup::next_poll_ms() const {
+  auto left = std::chrono::duration_cast<milliseconds>(next_tick_ - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left + 1, 0, kTick.count()));
+}
+
+JobFailure NodeGroup::lost_node(int node, const std::string& why) const {
+  JobFailure f;
+  f.node_rank = node;
+  const auto& nodes = agreement_.nodes;
+  f.host = node < static_cast<int>(nodes.size()) ? nodes[static_cast<std::size_t>(node)].host
+                                                 : options_.master_addr;
+  f.exit_code = 1;
+  f.status = "its launcher was lost: " + why;
+  f.time = utc_timestamp(std::chrono::system_clock::now());
+  return f;
+}
+
+std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
+  auto stored = control_.compare_set(key("abort"), "", to_json(fallback));
+  if (stored) {
+    if (auto first = job_failure_from_json(*stored)) return first;
+  }
+  return fallback;
+}
+
+void NodeGroup::report(const JobFailure& failure) {
+  JobFailure mine = failure;
+  mine.node_rank = options_.self.node_rank;
+  mine.host = options_.self.host;
+  // First come, first named: a report after another node's changes nothing.
+  (void)control_.compare_set(key("abort"), "", to_json(mine));
+}
+
+void NodeGroup::local_success() {
+  finishing_ = true;
+  (void)control_.set(node_key("done", options_.self.node_rank), "1");
+  next_tick_ = Clock::now();  // look at once whether the others are done too
+}
+
+std::optional<JobFailure> NodeGroup::watch_heartbeats() {
+  const auto now = Clock::now();
+  if (options_.self.node_rank != 0) {
+    auto beat = control_.add(node_key("beat", options_.self.node_rank), 1);
+    if (!beat) return lost_node(0, beat.error().message());
+    return std::nullopt;
+  }
+  for (int node = 1; node < options_.self.nnodes; ++node) {
+    auto beat = control_.add(node_key("beat", node), 0);
+    if (!beat) return lost_node(0, beat.error().message());  // our own store: should not happen
+    auto i = static_cast<std::size_t>(node);
+    if (*beat != last_beat_[i]) {
+      last_beat_[i] = *beat;
+      last_beat_change_[i] = now;
+      continue;
+    }
+    if (now - last_beat_change_[i] < kLostAfter) continue;
+    auto done = control_.check({node_key("done", node)});
+    if (done && *done) continue;  // finished, and maybe gone: not lost
+    auto silence = std::chrono::duration_cast<milliseconds>(now - last_beat_change_[i]);
+    return stored_failure_or(lost_node(
+        node, "no heartbeat for " + seconds_text(silence) + " (killed, hung or cut off)"));
+  }
+  return std::nullopt;
+}
+
+PeerNews NodeGroup::poll(bool readable) {
+  PeerNews news;
+  if (readable && watch_) {
+    auto heard = watch_->finish_get();
+    if (!heard) {
+      news.failure = lost_node(0, "the connection to its store closed");
+      return news;
+    }
+    if (*heard) {
+      auto failure = job_failure_from_json(**heard);
+      news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
+      return news;
+    }
+    if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
+      news.failure = lost_node(0, again.error().message());
+      return news;
+    }
+  }
+  const auto now = Clock::now();
+  if (now < next_tick_) return news;
+  next_tick_ = now + kTick;
+  news.failure = watch_heartbeats();
+  if (news.failure || !finishing_) return news;
+  if (options_.self.node_rank != 0) {
+    // Done once node 0 says every node is; then a goodbye, so that it can stop the store.
+    auto all_done = control_.check({key("all-done")});
+    if (!all_done) {
+      news.failure = lost_node(0, all_done.error().message());
+    } else if (*all_done) {
+      (void)control_.set(node_key("goodbye", options_.self.node_rank), "1");
+      news.complete = true;
+    }
+    return news;
+  }
+  if (!all_done_) {
+    auto done = all_exist("done");
+    if (done && *done) {
+      (void)control_.set(key("all-done"), "1");
+      all_done_ = true;
+      goodbye_deadline_ = now + kGoodbyeWait;
+    }
+  }
+  if (all_done_) {
+    // Node 0 has no goodbye of its own to wait for.
+    (void)control_.set(node_key("goodbye", 0), "1");
+    auto gone = all_exist("goodbye");
+    news.complete = (gone && *gone) || now >= goodbye_deadline_;
+  }
+  return news;
+}
+
+}  // namespace aml

@@ -1,0 +1,85 @@
+// The nodes of a multi-node job, as one node's launcher sees them (DESIGN §5). Node 0 hosts
+// the store; every node joins each round of the rendezvous through it, the group checks that
+// all agree on the job, and then all spawn together. While the workers run, the group carries
+// failures between nodes (the first one reported is the one every node names), heartbeats
+// that reveal a lost launcher, and the news that every node has finished.
+#pragma once
+
+#include <aml/error.hpp>
+#include <aml/store.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rendezvous/node_info.hpp"
+#include "rendezvous/store_host.hpp"
+#include "supervisor/peer_link.hpp"
+
+namespace aml {
+
+struct GroupOptions {
+  std::string master_addr;
+  int master_port = 0;  // the store's port on node 0 (the job's MASTER_PORT)
+  std::string token;    // every node presents it; the job's rendezvous id
+  NodeInfo self;        // addr is filled in on joining
+  std::chrono::milliseconds rdzv_timeout{600000};
+};
+
+// What every node agreed on for one round.
+struct Agreement {
+  int round = 0;
+  int worker_master_port = 0;   // picked by node 0: the workers' own MASTER_PORT
+  std::vector<NodeInfo> nodes;  // by node rank
+};
+
+class NodeGroup : public PeerLink {
+ public:
+  // Node 0 starts serving the store; every node connects to it (waiting for node 0 to come
+  // up, within the rendezvous timeout).
+  static Result<std::unique_ptr<NodeGroup>> start(GroupOptions options);
+  ~NodeGroup() override;
+
+  // Meets every other node for this round (0, then 1 after a restart, ...). An error names
+  // the nodes that did not come or do not agree.
+  Result<Agreement> join(int round);
+
+  // "10.0.0.1:29500": for workers that want to use the store themselves.
+  std::string store_address() const;
+  const std::string& token() const { return options_.token; }
+
+  int fd() const override;
+  int next_poll_ms() const override;
+  PeerNews poll(bool readable) override;
+  void report(const JobFailure& failure) override;
+  void local_success() override;
+
+ private:
+  NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);
+  std::string key(const std::string& name) const;  // this round's key
+  std::string round_name() const;                  // "round 0 of run X", for errors
+  std::string node_key(const std::string& name, int node) const;
+  Result<Agreement> lead_round();
+  Result<Agreement> follow_round();
+  Result<bool> all_exist(const std::string& name);  // name/<node> for every node
+  std::optional<JobFailure> watch_heartbeats();
+  std::optional<JobFailure> stored_failure_or(JobFailure fallback);
+  JobFailure lost_node(int node, const std::string& why) const;
+
+  GroupOptions options_;
+  std::unique_ptr<StoreHost> host_;   // node 0 only
+  StoreClient control_;               // joins, heartbeats, reports
+  std::optional<StoreClient> watch_;  // blocked on this round's abort key
+  Agreement agreement_;
+  int round_ = -1;
+  bool finishing_ = false;  // local_success() was called this round
+  bool all_done_ = false;   // node 0: every node finished; waiting for them to say goodbye
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point next_tick_;
+  Clock::time_point goodbye_deadline_;
+  std::vector<std::int64_t> last_beat_;  // node 0: each node's heartbeat counter
+  std::vector<Clock::time_point> last_beat_change_;
+};
+
+}  // namespace aml

@@ -1,0 +1,35 @@
+// What one node's launcher says about itself when it joins a round of the rendezvous, and the
+// check that every node agrees on the job (DESIGN §5).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aml {
+
+struct NodeInfo {
+  int node_rank = 0;
+  std::string host;  // its host name, for people
+  std::string addr;  // its address as the other nodes reach it
+  int nnodes = 1;
+  int nproc_per_node = 1;
+  std::string run_id;
+  std::string version;  // the launcher's
+  int max_restarts = 0;
+  std::vector<int> tf_ports;  // --framework tensorflow: one free port per local worker
+
+  std::string describe() const;  // "node 2 (host c)"
+};
+
+std::string to_json(const NodeInfo& info);
+std::optional<NodeInfo> node_info_from_json(const std::string& text);
+
+// Why the nodes cannot run one job together ("the nodes disagree on processes per node:
+// node 0 (a) and node 1 (b) have 2, node 2 (c) has 4"), or nullopt when they agree.
+std::optional<std::string> disagreement(const std::vector<NodeInfo>& nodes);
+
+// Node ranks in [0, nnodes) that are not in `present`, as "2, 5 and 7".
+std::string missing_node_ranks(int nnodes, const std::vector<int>& present);
+
+}  // namespace aml

@@ -1,0 +1,36 @@
+// The failure that stops a multi-node job, as every node hears of it: which rank on which
+// node failed first and how, or which node was lost. It crosses nodes as JSON in the store.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace aml {
+
+struct WorkerExit;
+
+struct JobFailure {
+  int node_rank = -1;
+  std::string host;
+  int rank = -1;  // -1: not a worker's failure (a lost node, a stopped launcher)
+  int local_rank = -1;
+  long pid = 0;
+  int exit_code = 1;   // what every launcher of the job exits with
+  std::string status;  // "exit code 7", "signal 9 (SIGKILL)", "launcher lost"
+  std::string time;    // UTC, as the failing node saw it
+  std::vector<std::string> stderr_tail;
+
+  // One line for people: "rank 5 (local rank 1) on node 2 (host c), pid 77, failed first at
+  // ...: exit code 7".
+  std::string describe() const;
+};
+
+// A worker's exit on this node as the job hears of it.
+JobFailure job_failure_of(const WorkerExit& exit, int node_rank, const std::string& host);
+
+std::string to_json(const JobFailure& failure);
+// nullopt when the text is not a failure record.
+std::optional<JobFailure> job_failure_from_json(const std::string& text);
+
+}  // namespace aml

@@ -1,0 +1,33 @@
+// The supervisor's view of the other nodes of a multi-node job (DESIGN §5): it hears when the
+// job must stop because of them, and tells them when this node fails first.
+#pragma once
+
+#include <optional>
+
+#include "supervisor/job_failure.hpp"
+
+namespace aml {
+
+struct PeerNews {
+  std::optional<JobFailure> failure;  // the job must stop because of another node
+  bool complete = false;              // every node's workers finished well: the job is done
+};
+
+class PeerLink {
+ public:
+  virtual ~PeerLink() = default;
+  // Watched for readability in the supervisor's loop; -1 for none.
+  virtual int fd() const = 0;
+  // Milliseconds until poll() wants to run again even without input (heartbeats); -1: never.
+  virtual int next_poll_ms() const = 0;
+  // What the other nodes have to say; `readable`: fd() was ready.
+  virtual PeerNews poll(bool readable) = 0;
+  // This node's own failure: the other nodes stop too (the first one reported in the job
+  // is the one everybody names). The link fills in node_rank and host.
+  virtual void report(const JobFailure& failure) = 0;
+  // Every worker of this node exited 0: the round is over for the job once every node says
+  // so (poll() then says complete), and the job fails if another node fails meanwhile.
+  virtual void local_success() = 0;
+};
+
+}  // namespace aml
