@@ -34,9 +34,17 @@ A process-level source runs the command once as that rank, unless --nproc-per-no
 and this process is alone on its node: then the scheduler's ranks are node ranks and N workers
 are spawned (Azure ML with process_count_per_node=1).
 
+Multi-node (a per-node launch on several nodes): node 0's launcher serves the rendezvous store
+on MASTER_PORT; every node joins with the job's token (--rdzv-id, else the run id), node 0
+checks that all agree (nodes, workers per node, run id, version, --max-restarts) and picks the
+workers' own MASTER_PORT; then all spawn. The first failure on any node stops every node, and
+a launcher that dies or hangs is noticed by heartbeats and stops the job. A node that does not
+come within --rdzv-timeout is named in the error. Restarts are new rounds, on every node.
+
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
+on several nodes AML_LAUNCH_STORE and AML_LAUNCH_STORE_TOKEN (node 0's store),
 OMP_NUM_THREADS when unset (CPUs / local workers), PYTHONUNBUFFERED=1 when unset, on a
 multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (the interface whose route reaches
 MASTER_ADDR) when unset, and with --framework tensorflow a TF_CONFIG naming every worker.
@@ -49,9 +57,10 @@ of its stderr. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to every worker
 and INT stop the job (a second INT kills at once). Orphaned descendants are reaped (aml-launch
 is a child subreaper, or PID 1) and killed when the workers are done: nothing is left behind.
 
-Exit status: the first failed worker's exit code, 128+N when it died of signal N; 0 when every
-worker exited 0; 2 for bad flags or a bad environment (nothing was started); 127 when the
-command cannot be run.
+Exit status: the first failed worker's exit code (on any node), 128+N when it died of signal
+N; 0 when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a
+bad environment or a failed rendezvous (nothing was started); 127 when the command cannot be
+run.
 )";
 
 }  // namespace aml

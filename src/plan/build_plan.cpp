@@ -10,8 +10,10 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
   // On several nodes the job's port is the store's and node 0 picks one for the workers at
   // the rendezvous; a single node has no store and gives the workers the job's port.
-  plan.worker_master_port =
-      inputs.worker_master_port != 0 ? inputs.worker_master_port : plan.topology.master_port;
+  const bool meets_other_nodes = topology.launch == Launch::per_node && topology.nnodes > 1;
+  plan.worker_master_port = inputs.worker_master_port != 0 ? inputs.worker_master_port
+                            : meets_other_nodes            ? 0  // not known before the rendezvous
+                                                           : plan.topology.master_port;
 
   const bool want_ifname = topology.nnodes > 1 && !inputs.route_ifname.empty() &&
                            !(inputs.nccl_ifname_set && inputs.gloo_ifname_set);

@@ -22,8 +22,10 @@ struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
   std::string run_id;
-  int worker_master_port = 0;  // MASTER_PORT the workers' own process group uses
-  std::string socket_ifname;   // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
+  // MASTER_PORT the workers' own process group uses; 0 until node 0 picks it at the
+  // rendezvous of a multi-node job.
+  int worker_master_port = 0;
+  std::string socket_ifname;  // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
   std::string socket_ifname_reason;
   std::vector<WorkerPlan> workers;
 };

@@ -16,7 +16,10 @@ std::string plan_json(const LaunchPlan& plan) {
   out["world_size"] = t.world_size;
   out["master_addr"] = t.master_addr;
   out["master_port"] = t.master_port;
-  out["worker_master_port"] = plan.worker_master_port;
+  // null: picked by node 0 at the rendezvous, after --dry-run has printed.
+  out["worker_master_port"] = plan.worker_master_port != 0
+                                  ? nlohmann::ordered_json(plan.worker_master_port)
+                                  : nlohmann::ordered_json();
   out["run_id"] = plan.run_id;
   out["role"] = t.role;
   out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()

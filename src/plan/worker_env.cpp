@@ -46,7 +46,7 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
   }
   set("ROLE_NAME", t.role);
   set("MASTER_ADDR", t.master_addr);
-  set("MASTER_PORT", number(plan.worker_master_port));
+  if (plan.worker_master_port != 0) set("MASTER_PORT", number(plan.worker_master_port));
   set(kWorkerMarker, "1");
   set(kSourceVariable, t.source);
   set(kRunIdVariable, plan.run_id);

@@ -28,6 +28,7 @@ Topology per_node(int nnodes, int node_rank, int nproc) {
 TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
   PlanInputs inputs;
   inputs.cpu_count = 8;
+  inputs.worker_master_port = 41000;  // what node 0 picked at the rendezvous
   LaunchPlan plan = build_plan(per_node(2, 1, 4), inputs);
   ASSERT_EQ(plan.workers.size(), 4u);
   for (int local = 0; local < 4; ++local) {
@@ -43,11 +44,30 @@ TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
     EXPECT_EQ(*lookup(w.env, "ROLE_RANK"), std::to_string(4 + local));
     EXPECT_EQ(*lookup(w.env, "ROLE_WORLD_SIZE"), "8");
     EXPECT_EQ(*lookup(w.env, "MASTER_ADDR"), "10.0.0.4");
-    EXPECT_EQ(*lookup(w.env, "MASTER_PORT"), "6105");
+    EXPECT_EQ(*lookup(w.env, "MASTER_PORT"), "41000");  // not 6105: that one is the store's
     EXPECT_EQ(*lookup(w.env, "AML_LAUNCH_WORKER"), "1");
     EXPECT_EQ(*lookup(w.env, "TORCHELASTIC_RESTART_COUNT"), "0");
     EXPECT_EQ(*lookup(w.env, "OMP_NUM_THREADS"), "2");  // 8 CPUs over 4 local workers
   }
+}
+
+TEST(BuildPlan, MultiNodeWorkerPortIsUnknownBeforeTheRendezvous) {
+  LaunchPlan plan = build_plan(per_node(2, 1, 2), PlanInputs{});
+  EXPECT_EQ(plan.topology.master_port, 6105);
+  EXPECT_EQ(plan.worker_master_port, 0);
+  EXPECT_FALSE(lookup(plan.workers[0].env, "MASTER_PORT"));
+  EXPECT_EQ(plan_json(plan).find("\"worker_master_port\": null") != std::string::npos, true);
+}
+
+TEST(BuildPlan, StoreAddressAndTokenOnlyWhenThereIsAStore) {
+  PlanInputs inputs;
+  EXPECT_FALSE(lookup(build_plan(per_node(1, 0, 1), inputs).workers[0].env, "AML_LAUNCH_STORE"));
+  inputs.worker_master_port = 41000;
+  inputs.store_address = "10.0.0.4:6105";
+  inputs.store_token = "run-7";
+  LaunchPlan plan = build_plan(per_node(2, 0, 1), inputs);
+  EXPECT_EQ(*lookup(plan.workers[0].env, "AML_LAUNCH_STORE"), "10.0.0.4:6105");
+  EXPECT_EQ(*lookup(plan.workers[0].env, "AML_LAUNCH_STORE_TOKEN"), "run-7");
 }
 
 TEST(BuildPlan, OmpThreadsAtLeastOneAndNotOverridden) {
