@@ -44,6 +44,9 @@ struct StoreServer::Connection {
   std::uint64_t wait_seq = 0;
   Opcode wait_op{};
   std::vector<std::string> wait_keys;
+  // Its entry in the deadline queue, when the wait has a timeout.
+  std::optional<std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>>::iterator>
+      deadline;
   Clock::time_point last_progress;
 
   explicit Connection(std::uint32_t max_frame) : decoder(max_frame) {}
@@ -99,6 +102,12 @@ std::size_t StoreServer::connection_memory() const {
     bytes += sizeof(Connection) + c->out.capacity() + sizeof(std::pair<std::uint64_t, void*>) * 2;
   }
   return connections_.empty() ? 0 : bytes / connections_.size();
+}
+
+std::size_t StoreServer::pending_wait_entries() const {
+  std::size_t entries = deadlines_.size();
+  for (const auto& [key, waiting] : waiters_) entries += waiting.size();
+  return entries;
 }
 
 int StoreServer::next_timeout_ms(int requested) const {
@@ -294,12 +303,28 @@ void StoreServer::start_wait(Connection& c, const Request& r) {
     if (!data_.count(k)) waiters_[k].emplace_back(c.id, c.wait_seq);
   }
   if (r.timeout_ms != kForever) {
-    deadlines_.emplace(Clock::now() + std::chrono::milliseconds(r.timeout_ms),
-                       std::make_pair(c.id, c.wait_seq));
+    c.deadline = deadlines_.emplace(Clock::now() + std::chrono::milliseconds(r.timeout_ms),
+                                    std::make_pair(c.id, c.wait_seq));
   }
 }
 
+void StoreServer::forget_wait(Connection& c) {
+  // A wait that ends leaves nothing behind: a client polling with short timeouts on a key
+  // that never comes must not grow the registry or the deadline queue.
+  for (const std::string& k : c.wait_keys) {
+    auto it = waiters_.find(k);
+    if (it == waiters_.end()) continue;
+    std::erase_if(it->second, [&c](const auto& entry) {
+      return entry.first == c.id && entry.second == c.wait_seq;
+    });
+    if (it->second.empty()) waiters_.erase(it);
+  }
+  if (c.deadline) deadlines_.erase(*c.deadline);
+  c.deadline.reset();
+}
+
 void StoreServer::finish_wait(Connection& c, Status status) {
+  forget_wait(c);
   c.waiting = false;
   FrameWriter w;
   w.u8(static_cast<std::uint8_t>(status));
@@ -326,10 +351,12 @@ void StoreServer::expire_deadlines() {
   const auto now = Clock::now();
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
     auto [id, seq] = deadlines_.begin()->second;
-    deadlines_.erase(deadlines_.begin());
     auto c = connections_.find(id);
-    if (c == connections_.end() || !c->second->waiting || c->second->wait_seq != seq) continue;
-    finish_wait(*c->second, Status::timeout);
+    if (c == connections_.end() || !c->second->waiting || c->second->wait_seq != seq) {
+      deadlines_.erase(deadlines_.begin());
+      continue;
+    }
+    finish_wait(*c->second, Status::timeout);  // erases its deadline entry
   }
 }
 
@@ -388,8 +415,10 @@ void StoreServer::on_writable(std::uint64_t id) {
 }
 
 void StoreServer::close(std::uint64_t id) {
-  // Waiter and deadline entries of this connection are left behind and skipped when met.
-  connections_.erase(id);
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  if (it->second->waiting) forget_wait(*it->second);
+  connections_.erase(it);
 }
 
 }  // namespace aml::store

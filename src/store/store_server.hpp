@@ -46,6 +46,8 @@ class StoreServer {
 
   std::size_t connection_count() const { return connections_.size(); }
   std::size_t key_count() const { return data_.size(); }
+  // Entries of blocked gets and waits (registry and deadline queue), for tests.
+  std::size_t pending_wait_entries() const;
   // Bytes the server holds per connection right now (buffers and bookkeeping), for reports.
   std::size_t connection_memory() const;
 
@@ -62,6 +64,7 @@ class StoreServer {
   bool all_present(const std::vector<std::string>& keys) const;
   void start_wait(Connection& c, const Request& r);
   void finish_wait(Connection& c, Status status);
+  void forget_wait(Connection& c);
   void wake_waiters(const std::string& key);
   void expire_deadlines();
   void drop_stalled();

@@ -1,6 +1,7 @@
 // The store server and client over real loopback sockets; the server runs in a thread here.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -187,6 +188,59 @@ TEST_F(StoreTest, ConnectionsOverTheLimitAreRefused) {
   auto second = StoreClient::connect("127.0.0.1", server_->port(), "job-token", 1s);
   EXPECT_FALSE(second.ok());
   EXPECT_TRUE(first.set("first", "still served").ok());
+}
+
+TEST_F(StoreTest, EndedWaitsLeaveNothingBehind) {
+  StoreClient poller = client();
+  for (int i = 0; i < 200; ++i) {
+    auto got = poller.get("never", 1ms);
+    ASSERT_TRUE(got.ok());
+    EXPECT_FALSE(*got);
+  }
+  {
+    StoreClient quitter = client();
+    ASSERT_TRUE(quitter.start_get("never-either", 60s).ok());
+    std::this_thread::sleep_for(50ms);
+  }  // goes away in the middle of its wait
+  ASSERT_TRUE(poller.set("done", "1").ok());
+  std::this_thread::sleep_for(50ms);
+  stop();  // the server's own thread is the only one that may look inside
+  EXPECT_EQ(server_->pending_wait_entries(), 0u);
+}
+
+TEST_F(StoreTest, AsyncGetAnswersOnItsDescriptor) {
+  StoreClient watcher = client();
+  ASSERT_TRUE(watcher.start_get("abort", 60s).ok());
+  ASSERT_TRUE(client().set("abort", "rank 5 failed").ok());
+  pollfd ready{watcher.fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 2000), 1);
+  auto heard = watcher.finish_get();
+  ASSERT_TRUE(heard.ok()) << heard.error().message();
+  ASSERT_TRUE(*heard);
+  EXPECT_EQ(**heard, "rank 5 failed");
+}
+
+TEST_F(StoreTest, ReplyTimeoutTurnsSilenceIntoAnError) {
+  StoreClient c = client();
+  c.set_reply_timeout(200ms);
+  stop();  // nobody answers any more
+  auto started = std::chrono::steady_clock::now();
+  auto added = c.add("beat", 1);
+  EXPECT_FALSE(added.ok());
+  EXPECT_NE(added.error().message().find("no answer"), std::string::npos)
+      << added.error().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
+}
+
+TEST(StoreServerTest, RunStopsWhenAskedFromAnotherThread) {
+  auto server = store::StoreServer::listen("127.0.0.1", 0, {});
+  ASSERT_TRUE(server.ok());
+  std::thread serving([&] { (*server)->run(); });
+  std::this_thread::sleep_for(20ms);
+  auto asked = std::chrono::steady_clock::now();
+  (*server)->stop();
+  serving.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 500ms);
 }
 
 TEST(StoreClientTest, NoServerGivesAClearErrorAfterTheTimeout) {
