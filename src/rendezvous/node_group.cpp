@@ -282,29 +282,22 @@ std::optional<JobFailure> NodeGroup::watch_heartbeats() {
   return std::nullopt;
 }
 
-PeerNews NodeGroup::poll(bool readable) {
-  PeerNews news;
-  if (readable && watch_) {
-    auto heard = watch_->finish_get();
-    if (!heard) {
-      news.failure = lost_node(0, "the connection to its store closed");
-      return news;
-    }
-    if (*heard) {
-      auto failure = job_failure_from_json(**heard);
-      news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
-      return news;
-    }
-    if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
-      news.failure = lost_node(0, again.error().message());
-      return news;
-    }
+std::optional<JobFailure> NodeGroup::hear_abort() {
+  auto heard = watch_->finish_get();
+  if (!heard) return lost_node(0, "the connection to its store closed");
+  if (*heard) {
+    auto failure = job_failure_from_json(**heard);
+    return failure ? *failure : lost_node(0, "it sent an unreadable failure report");
   }
-  const auto now = Clock::now();
-  if (now < next_tick_) return news;
-  next_tick_ = now + kTick;
-  news.failure = watch_heartbeats();
-  if (news.failure || !finishing_) return news;
+  // The long get timed out with nothing to say: wait again.
+  if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
+    return lost_node(0, again.error().message());
+  }
+  return std::nullopt;
+}
+
+PeerNews NodeGroup::finishing_news(Clock::time_point now) {
+  PeerNews news;
   if (options_.self.node_rank != 0) {
     // Done once node 0 says every node is; then a goodbye, so that it can stop the store.
     auto all_done = control_.check({key("all-done")});
@@ -318,19 +311,29 @@ PeerNews NodeGroup::poll(bool readable) {
   }
   if (!all_done_) {
     auto done = all_exist("done");
-    if (done && *done) {
-      (void)control_.set(key("all-done"), "1");
-      all_done_ = true;
-      goodbye_deadline_ = now + kGoodbyeWait;
-    }
+    if (!done || !*done) return news;
+    (void)control_.set(key("all-done"), "1");
+    (void)control_.set(node_key("goodbye", 0), "1");  // node 0 waits for no goodbye of its own
+    all_done_ = true;
+    goodbye_deadline_ = now + kGoodbyeWait;
   }
-  if (all_done_) {
-    // Node 0 has no goodbye of its own to wait for.
-    (void)control_.set(node_key("goodbye", 0), "1");
-    auto gone = all_exist("goodbye");
-    news.complete = (gone && *gone) || now >= goodbye_deadline_;
-  }
+  auto gone = all_exist("goodbye");
+  news.complete = (gone && *gone) || now >= goodbye_deadline_;
   return news;
+}
+
+PeerNews NodeGroup::poll(bool readable) {
+  PeerNews news;
+  if (readable && watch_) {
+    news.failure = hear_abort();
+    if (news.failure) return news;
+  }
+  const auto now = Clock::now();
+  if (now < next_tick_) return news;
+  next_tick_ = now + kTick;
+  news.failure = watch_heartbeats();
+  if (news.failure || !finishing_) return news;
+  return finishing_news(now);
 }
 
 }  // namespace aml

@@ -64,6 +64,8 @@ class NodeGroup : public PeerLink {
   Result<Agreement> follow_round();
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node
   std::optional<JobFailure> watch_heartbeats();
+  std::optional<JobFailure> hear_abort();  // the watch connection has an answer
+  PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
 

@@ -70,6 +70,17 @@ wait_nodes() {  # every launcher started so far
 }
 statuses() { for i in "$@"; do cat "$WORK/status.$i" 2>/dev/null || echo none; done | tr '\n' ' '; }
 show() { for i in "$@"; do echo "--- node $i"; cat "$WORK/out.$i"; done; }
+# run_nodes "0 1 2" SCHEDULER ARGS...: these nodes' launchers, to the end; $s: their statuses
+run_nodes() {
+  local nodes=$1 scheduler=$2
+  shift 2
+  for i in $nodes; do start_node "$i" "$scheduler" "$@"; done
+  wait_nodes
+  s=$(statuses $nodes)
+}
+expect_statuses() {  # expect_statuses "0 0 0 " NAME: check $s, show the outputs when it differs
+  check "$2 ($s)" [ "$s" = "$1" ] || show 0 1 2
+}
 seconds_after() {  # seconds_after T NODE...: when the last of these launchers ended, after T
   local last=0
   for i in "${@:2}"; do last=$($py -c 'import sys; print(max(float(sys.argv[1]), float(sys.argv[2])))' "$last" "$(cat "$WORK/end.$i")"); done
@@ -83,11 +94,8 @@ wait_for_text() {  # wait_for_text FILE TEXT SECONDS
 # --- 3 nodes x 2 workers of torch gloo all_reduce, under each scheduler's environment.
 if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
   for scheduler in azure_pytorch azure_mpi kubeflow slurm; do
-    for i in 0 1 2; do start_node "$i" "$scheduler" --nproc-per-node 2 -- "$py" "$EXAMPLE"; done
-    wait_nodes
-    s=$(statuses 0 1 2)
-    [ "$s" = "0 0 0 " ] || show 0 1 2
-    check "$scheduler: 3 nodes x 2 workers, every launcher exits 0 ($s)" [ "$s" = "0 0 0 " ]
+    run_nodes "0 1 2" "$scheduler" --nproc-per-node 2 -- "$py" "$EXAMPLE"
+    expect_statuses "0 0 0 " "$scheduler: 3 nodes x 2 workers, every launcher exits 0"
     check "$scheduler: the all_reduce over 6 ranks is right, printed once, by rank 0 on node 0" bash -c \
       "grep -q 'all_reduce of ranks 0..5 = 15 (expected 15): ok' '$WORK/out.0' && [ \$(cat '$WORK'/out.* | grep -c all_reduce) = 1 ]"
   done
@@ -97,11 +105,8 @@ fi
 
 # --- A worker on node 2 (rank 5) fails: every node stops within a second and names it.
 FAILING='if [ "$RANK" = 5 ]; then sleep 1; echo "rank 5 gives up" >&2; date +%s.%N > "$0/failed_at"; exit 7; fi; exec sleep 60'
-for i in 0 1 2; do start_node "$i" azure_pytorch --nproc-per-node 2 -- sh -c "$FAILING" "$WORK"; done
-wait_nodes
-s=$(statuses 0 1 2)
-[ "$s" = "7 7 7 " ] || show 0 1 2
-check "worker failure on node 2: every launcher exits 7 ($s)" [ "$s" = "7 7 7 " ]
+run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 -- sh -c "$FAILING" "$WORK"
+expect_statuses "7 7 7 " "worker failure on node 2: every launcher exits 7"
 check "worker failure on node 2: every node names rank 5 on node 2 and its stderr" bash -c \
   "for i in 0 1 2; do grep -q 'rank 5 (local rank 1) on node 2' '$WORK'/out.\$i && grep -q 'rank 5 gives up' '$WORK'/out.\$i || exit 1; done"
 took=$(seconds_after "$(cat "$WORK/failed_at")" 0 1 2)
@@ -112,18 +117,14 @@ check "worker failure on node 2: no process of the job left ($left)" [ "$left" =
 
 # --- --max-restarts: rank 5 fails in round 0 only; every node restarts in round 1 and succeeds.
 ONCE='if [ "$RANK" = 5 ] && [ "$AML_LAUNCH_RESTART_COUNT" = 0 ]; then exit 3; fi; echo "round $AML_LAUNCH_RESTART_COUNT rank $RANK ok"'
-for i in 0 1 2; do start_node "$i" azure_pytorch --nproc-per-node 2 --max-restarts 1 -- sh -c "$ONCE"; done
-wait_nodes
-s=$(statuses 0 1 2)
-check "restarts: every node restarted together and then exited 0 ($s)" [ "$s" = "0 0 0 " ] || show 0 1 2
+run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 --max-restarts 1 -- sh -c "$ONCE"
+expect_statuses "0 0 0 " "restarts: every node restarted together and then exited 0"
 check "restarts: every node joined round 1, and all 6 ranks ran in it" bash -c \
   "for i in 0 1 2; do grep -q 'joined round 1' '$WORK'/out.\$i || exit 1; done; [ \$(cat '$WORK'/out.* | grep -c 'round 1 rank [0-5] ok') = 6 ]"
 
 # --- --framework tensorflow: every worker's TF_CONFIG lists all 6 workers at their nodes' addresses.
-for i in 0 1 2; do
-  start_node "$i" azure_pytorch --nproc-per-node 2 --framework tensorflow -- sh -c 'echo "$TF_CONFIG" > "$0/tf.$RANK"' "$WORK"
-done
-wait_nodes
+run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 --framework tensorflow -- \
+  sh -c 'echo "$TF_CONFIG" > "$0/tf.$RANK"' "$WORK"
 check "TF_CONFIG on 3 nodes: 6 workers at 10.77.0.1-3, each its own index ($(statuses 0 1 2))" $py -c '
 import json, sys
 cfgs = [json.load(open(f"{sys.argv[1]}/tf.{r}")) for r in range(6)]
@@ -141,8 +142,7 @@ killed_at=$(date +%s.%N)
 kill -KILL $victim
 wait_nodes
 s=$(statuses 0 2)
-[ "$s" = "1 1 " ] || show 0 1 2
-check "node 1's launcher SIGKILLed (pid $victim): nodes 0 and 2 exit 1 ($s)" [ "$s" = "1 1 " ]
+expect_statuses "1 1 " "node 1's launcher SIGKILLed (pid $victim): nodes 0 and 2 exit 1"
 check "node 1's launcher SIGKILLed: both name node 1 as lost" bash -c \
   "grep -q 'node 1 (.*its launcher was lost' '$WORK/out.0' && grep -q 'node 1 (.*its launcher was lost' '$WORK/out.2'"
 took=$(seconds_after "$killed_at" 0 2)
@@ -154,13 +154,10 @@ check "node 1's launcher SIGKILLed: no process of the job left, its own workers 
 kill_marked
 
 # --- Node 2 never starts: nodes 0 and 1 give up after --rdzv-timeout, naming node rank 2.
-for i in 0 1; do start_node "$i" azure_pytorch --nproc-per-node 2 --rdzv-timeout 2 -- true; done
-wait_nodes
-s=$(statuses 0 1)
-check "node 2 never starts: nodes 0 and 1 exit 2 ($s)" [ "$s" = "2 2 " ]
+run_nodes "0 1" azure_pytorch --nproc-per-node 2 --rdzv-timeout 2 -- true
+expect_statuses "2 2 " "node 2 never starts: nodes 0 and 1 exit 2"
 check "node 2 never starts: both name node rank 2 as missing" bash -c \
   "grep -q 'node rank(s) 2 of 3 did not' '$WORK/out.0' && grep -q 'node rank(s) 2 of 3 did not' '$WORK/out.1'"
-[ "$s" = "2 2 " ] || show 0 1
 
 # --- A wrong token, garbage, a huge frame and a stalled client during a rendezvous: refused
 # or dropped, and the job still runs.
@@ -175,20 +172,17 @@ exec 7>&-
 for _ in $(seq 100); do [ -f "$WORK/bad.status" ] && break; sleep 0.05; done
 s=$(statuses 0 1 2)
 cat "$WORK/bad.out"
-[ "$s" = "0 0 0 " ] || show 0 1 2
-check "bad clients during the rendezvous: the job still runs, every launcher exits 0 ($s)" [ "$s" = "0 0 0 " ]
+expect_statuses "0 0 0 " "bad clients during the rendezvous: the job still runs, every launcher exits 0"
 check "bad clients: the wrong token was refused" bash -c \
   "[ \"\$(cat '$WORK/bad.status')\" = 0 ] && grep -q 'wrong token: \(error\|closed\)' '$WORK/bad.out'"
 check "bad clients: garbage and the huge frame were dropped" bash -c \
   "grep -q 'garbage: \(error\|closed\)' '$WORK/bad.out' && grep -q 'huge length: \(error\|closed\)' '$WORK/bad.out'"
 
 # --- Nodes that disagree (node 2 asks for 4 workers): every launcher says so and starts nothing.
-start_node 0 azure_pytorch --nproc-per-node 2 --rdzv-timeout 10 -- true
-start_node 1 azure_pytorch --nproc-per-node 2 --rdzv-timeout 10 -- true
 start_node 2 azure_pytorch --nproc-per-node 4 --rdzv-timeout 10 -- true
-wait_nodes
+run_nodes "0 1" azure_pytorch --nproc-per-node 2 --rdzv-timeout 10 -- true
 s=$(statuses 0 1 2)
-check "nodes that disagree: every launcher exits 2 ($s)" [ "$s" = "2 2 2 " ]
+expect_statuses "2 2 2 " "nodes that disagree: every launcher exits 2"
 check "nodes that disagree: the error names node 2 and the processes per node" bash -c \
   "for i in 0 1 2; do grep -q 'disagree on processes per node: .*node 2 (.*has 4' '$WORK'/out.\$i || exit 1; done" ||
   show 0 1 2
