@@ -37,7 +37,10 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   std::unique_ptr<StoreHost> host;
   std::string dial = options.master_addr;
   if (options.self.node_rank == 0) {
-    auto started = StoreHost::start(options.master_port, options.token);
+    auto started =
+        StoreHost::start(options.master_port, options.token,
+                         "node 0 serves the rendezvous store on MASTER_PORT, so that "
+                         "port must be free there (the workers get a port of their own)");
     if (!started) return started.error();
     host = std::move(*started);
     dial = "127.0.0.1";

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "rendezvous/node_info.hpp"
-#include "rendezvous/store_host.hpp"
+#include "store/store_host.hpp"
 #include "supervisor/peer_link.hpp"
 
 namespace aml {

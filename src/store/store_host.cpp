@@ -1,18 +1,17 @@
-#include "rendezvous/store_host.hpp"
+#include "store/store_host.hpp"
 
 #include <signal.h>
 
 namespace aml {
 
-Result<std::unique_ptr<StoreHost>> StoreHost::start(int port, const std::string& token) {
+Result<std::unique_ptr<StoreHost>> StoreHost::start(int port, const std::string& token,
+                                                    const std::string& role) {
   store::ServerOptions options;
   options.token = token;
   auto server = store::StoreServer::listen("0.0.0.0", port, std::move(options));
   if (!server) {
     Error error = server.error();
-    error.expected +=
-        "; node 0 serves the rendezvous store on MASTER_PORT, so that port must be "
-        "free there (the workers get a port of their own)";
+    error.expected += "; " + role;
     return error;
   }
   return std::unique_ptr<StoreHost>(new StoreHost(std::move(*server)));
