@@ -39,14 +39,17 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.nccl_ifname_set = has(env, "NCCL_SOCKET_IFNAME");
   inputs.gloo_ifname_set = has(env, "GLOO_SOCKET_IFNAME");
   inputs.python_unbuffered_set = has(env, "PYTHONUNBUFFERED");
-  if (inputs.run_id.empty() && topology.run_id.empty() && topology.nnodes == 1) {
-    // A single node needs no agreement on the id: make one that names this launch.
-    inputs.run_id = "aml-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
-  } else if (inputs.run_id.empty() && topology.run_id.empty()) {
-    // Several nodes must derive the same id, and another job's nodes a different one.
-    inputs.run_id = !options.rdzv_id.empty() ? options.rdzv_id
-                                             : "aml-" + topology.master_addr + "-" +
-                                                   std::to_string(topology.master_port);
+  if (inputs.run_id.empty() && topology.run_id.empty()) {
+    if (topology.launch == Launch::per_node && topology.nnodes == 1) {
+      // This launcher is the whole job: an id that names this launch.
+      inputs.run_id = "aml-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
+    } else {
+      // Several launchers (nodes, or the scheduler's ranks) must derive the same id, and
+      // another job's a different one.
+      inputs.run_id = !options.rdzv_id.empty() ? options.rdzv_id
+                                               : "aml-" + topology.master_addr + "-" +
+                                                     std::to_string(topology.master_port);
+    }
   }
   if (topology.master_port == 0) {
     auto port = free_tcp_port();

@@ -4,10 +4,12 @@
 # environments that Azure ML (PyTorch and MPI), Kubeflow and Slurm set on each node; then the
 # ways a multi-node job goes wrong: a worker failing on node 2, node 1's launcher SIGKILLed,
 # node 2 never started, a wrong token, and garbage or stalled clients during the rendezvous.
-# usage: multinode_test.sh AML_LAUNCH EXAMPLE
+# Also aml::comm's Gloo across the 3 nodes, bootstrapped through the launchers' store.
+# usage: multinode_test.sh AML_LAUNCH EXAMPLE ALLREDUCE
 set -u
 BIN=$(realpath "$1")
 EXAMPLE=$(realpath "$2")
+ALLREDUCE=$(realpath "$3")
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/assert.sh"
 CLUSTER="$HERE/../cluster/netns_cluster.sh"
@@ -102,6 +104,12 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
 else
   check "python3-torch is installed (scripts/install-deps.sh installs it)" false
 fi
+
+# --- aml::comm Gloo over 3 nodes x 2, meeting through node 0's launcher store.
+run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 -- "$ALLREDUCE" --backend gloo --count 65536
+expect_statuses "0 0 0 " "aml::comm gloo, 3 nodes x 2: every launcher exits 0"
+check "aml::comm gloo, 3 nodes x 2: the sum over 6 ranks is right, printed once by rank 0" bash -c \
+  "grep -q 'allreduce of ranks 0..5 over gloo: sum = 15 (expected 15): ok' '$WORK/out.0' && [ \$(cat '$WORK'/out.* | grep -c 'allreduce of ranks') = 1 ]"
 
 # --- A worker on node 2 (rank 5) fails: every node stops within a second and names it.
 FAILING='if [ "$RANK" = 5 ]; then sleep 1; echo "rank 5 gives up" >&2; date +%s.%N > "$0/failed_at"; exit 7; fi; exec sleep 60'

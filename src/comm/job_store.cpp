@@ -1,0 +1,57 @@
+#include "comm/job_store.hpp"
+
+#include <cstdlib>
+
+#include "topology/host_port.hpp"
+#include "topology/worker_marker.hpp"
+
+namespace aml::comm {
+namespace {
+
+std::string env_or(std::string_view name, std::string fallback) {
+  const char* value = std::getenv(std::string(name).c_str());
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+}  // namespace
+
+Result<JobStore> open_job_store(const ProcessTopology& topology, const std::string& purpose,
+                                std::chrono::milliseconds timeout) {
+  // Every rank creates its communicators in the same order: the count names this one. The
+  // restart count keeps a restarted round away from the keys of the last one.
+  static int created = 0;
+  JobStore store;
+  store.prefix = "comm/" + env_or(kRestartCountVariable, "0") + "/" + std::to_string(created++) +
+                 "-" + purpose + "/";
+  const std::string launcher_store = env_or(kStoreVariable, "");
+  if (!launcher_store.empty()) {
+    auto where = split_host_port(kStoreVariable, launcher_store);
+    if (!where) return where.error();
+    if (!where->port) return invalid(std::string(kStoreVariable), launcher_store, "host:port");
+    auto client =
+        StoreClient::connect(where->host, *where->port, env_or(kStoreTokenVariable, ""), timeout);
+    if (!client) return client.error();
+    store.client.emplace(std::move(*client));
+    return store;
+  }
+  const Topology& job = topology.job;
+  if (job.master_port == 0) {
+    return missing("MASTER_PORT", "a port on rank 0's host for the " + purpose +
+                                      " bootstrap (or run under aml-launch, which sets it)");
+  }
+  const std::string token = env_or(kRunIdVariable, job.run_id.empty() ? "aml-comm" : job.run_id);
+  std::string dial = job.master_addr;
+  if (topology.rank == 0) {
+    auto host = StoreHost::start(
+        job.master_port, token, "rank 0 serves the " + purpose + " bootstrap store on MASTER_PORT");
+    if (!host) return host.error();
+    store.host = std::move(*host);
+    dial = "127.0.0.1";
+  }
+  auto client = StoreClient::connect(dial, job.master_port, token, timeout);
+  if (!client) return client.error();
+  store.client.emplace(std::move(*client));
+  return store;
+}
+
+}  // namespace aml::comm

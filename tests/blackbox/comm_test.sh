@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# aml::comm through examples/allreduce: Gloo with 2, 4 and 8 ranks under aml-launch, a rank
+# that never comes (an error, not a hang), MPI under mpirun per-process (and the clear error of
+# a per-node launch), mpi4py's world against the environment aml-launch normalizes, and NCCL
+# without a GPU: the unique id crosses the store, then a clear "no usable GPU" error.
+# usage: comm_test.sh AML_LAUNCH ALLREDUCE
+set -u
+BIN=$(realpath "$1")
+ALLREDUCE=$(realpath "$2")
+. "$(dirname "$0")/assert.sh"
+py=/usr/bin/python3
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+clean() { env -i PATH=/usr/bin:/bin HOME=/tmp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$@"; }
+free_port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+for n in 2 4 8; do
+  out=$(clean "$BIN" --nproc-per-node $n -- "$ALLREDUCE" --backend gloo 2>&1); status=$?
+  expected=$((n * (n - 1) / 2))
+  check "gloo, $n ranks on one node: exit 0 ($status)" [ $status = 0 ]
+  check "gloo, $n ranks: the sum is right and only the master prints it" bash -c \
+    '[ "$(grep -c "allreduce of ranks" <<<"$1")" = 1 ] && grep -q "allreduce of ranks 0..$2 over gloo: sum = $3 (expected $3): ok" <<<"$1"' \
+    _ "$out" $((n - 1)) $expected || echo "$out"
+done
+
+# Rank 1 of 2 never starts: rank 0 gives up after AML_COMM_TIMEOUT and says why.
+port=$(free_port)
+start=$(date +%s%N)
+out=$(clean RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port AML_COMM_TIMEOUT=2 \
+  "$ALLREDUCE" --backend gloo 2>&1); status=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "gloo, a rank that never comes: an error after the timeout, not a hang ($status, ${took} ms)" \
+  bash -c "[ $status = 1 ] && [ $took -lt 10000 ]"
+check "gloo, a rank that never comes: the error says what was missing ($out)" \
+  grep -q "gloo=rank 0 of 2: expected to join the others" <<<"$out"
+
+if command -v mpirun >/dev/null; then
+  out=$(clean mpirun --oversubscribe -np 4 "$BIN" -- "$ALLREDUCE" --backend mpi 2>&1); status=$?
+  check "mpi, per-process under mpirun -np 4: exit 0 ($status)" [ $status = 0 ]
+  check "mpi, 4 ranks: the sum is right, printed once" bash -c \
+    '[ "$(grep -c "allreduce of ranks" <<<"$1")" = 1 ] && grep -q "allreduce of ranks 0..3 over mpi: sum = 6 (expected 6): ok" <<<"$1"' _ "$out" || echo "$out"
+  out=$(clean mpirun --oversubscribe -np 4 "$BIN" -- "$ALLREDUCE" --backend gloo 2>&1); status=$?
+  check "gloo under mpirun -np 4 (MPI's ranks, gloo's transport): exit 0 ($status)" [ $status = 0 ] || echo "$out"
+  # Azure ML's per-node MPI launch: each MPI process spawns workers that are not MPI ranks.
+  out=$(clean mpirun --oversubscribe -np 2 -x AZ_BATCH_MASTER_NODE=127.0.0.1:6000 bash -c \
+    'OMPI_COMM_WORLD_LOCAL_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 exec "$0" --nproc-per-node 2 -- "$1" --backend mpi' \
+    "$BIN" "$ALLREDUCE" 2>&1); status=$?
+  check "mpi, per-node launch: a clear error that MPI's world is not the job's ($status)" bash -c \
+    '[ "$1" != 0 ] && grep -q "expected MPI.s world (.*) to be the one the environment describes" <<<"$2"' _ "$status" "$out"
+  if $py -c 'import mpi4py' 2>/dev/null; then
+    out=$(clean mpirun --oversubscribe -np 4 "$BIN" -- $py -c '
+import os
+from mpi4py import MPI
+w = MPI.COMM_WORLD
+local = w.Split_type(MPI.COMM_TYPE_SHARED)
+assert (w.rank, w.size) == (int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])), (w.rank, os.environ["RANK"])
+assert (local.rank, local.size) == (int(os.environ["LOCAL_RANK"]), int(os.environ["LOCAL_WORLD_SIZE"]))
+print("mpi4py agrees", w.rank)' 2>&1); status=$?
+    check "mpi4py: MPI's world and local world agree with RANK, WORLD_SIZE, LOCAL_RANK ($status)" \
+      bash -c '[ "$1" = 0 ] && [ "$(grep -c "mpi4py agrees" <<<"$2")" = 4 ]' _ "$status" "$out" || echo "$out"
+  else
+    check "python3-mpi4py is installed (scripts/install-deps.sh installs it)" false
+  fi
+else
+  check "Open MPI's mpirun is installed" false
+fi
+
+# NCCL without a GPU: the id exchange happens, then every rank reports the missing GPU.
+start=$(date +%s%N)
+out=$(clean AML_COMM_TIMEOUT=20 "$BIN" --nproc-per-node 2 -- "$ALLREDUCE" --backend nccl 2>&1); status=$?
+took=$((($(date +%s%N) - start) / 1000000))
+if [ -e /dev/nvidia0 ]; then
+  check "nccl with a GPU here: exit 0 ($status)" [ $status = 0 ] || echo "$out"
+else
+  check "nccl without a GPU: exit 1, well within the timeout ($status, ${took} ms)" \
+    bash -c "[ $status = 1 ] && [ $took -lt 20000 ]"
+  check "nccl without a GPU: the id crossed the store, then 'no usable GPU / driver'" bash -c \
+    'grep -q "no usable GPU / driver: cudaGetDeviceCount" <<<"$1" && grep -q "the unique id had arrived through the store" <<<"$1"' _ "$out" || echo "$out"
+fi
+finish
