@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main demo: the plan for node 1 of a 2-node Azure ML MPI job (one process per node, four
-# workers each), then four Open MPI ranks, each an aml-launch running the rank_info example.
+# workers each), then four Open MPI ranks, each an aml-launch running the rank_info example,
+# then four workers that allreduce their ranks through aml::comm (Gloo).
 set -eu
 cd "$(dirname "$0")/.."
 BIN=build/launcher/aml-launch
@@ -14,3 +15,7 @@ echo
 echo "== mpirun -np 4 aml-launch -- rank_info"
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun --oversubscribe -np 4 "$BIN" -- build/examples/rank_info | sort
+
+echo
+echo "== aml-launch --nproc-per-node 4 -- allreduce (aml::comm over Gloo)"
+"$BIN" --nproc-per-node 4 -- build/examples/allreduce --backend gloo
