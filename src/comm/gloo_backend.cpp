@@ -1,7 +1,6 @@
 // Gloo: CPU collectives over TCP, its rendezvous done through the aml store.
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
-#include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -11,6 +10,7 @@
 
 #include "comm/backends.hpp"
 #include "comm/job_store.hpp"
+#include "comm/reduce_sum.hpp"
 #include "net/route_interface.hpp"
 
 namespace aml::comm {
@@ -80,11 +80,10 @@ gloo::transport::tcp::attr device_attr(const Topology& job) {
 
 template <class T>
 void sum_in_place(const std::shared_ptr<gloo::Context>& context, void* data, std::size_t count,
-                  uint32_t tag) {
+                  uint32_t tag, void (*sum)(void*, const void*, const void*, std::size_t)) {
   gloo::AllreduceOptions opts(context);
   opts.setOutput(static_cast<T*>(data), count);
-  opts.setReduceFunction(
-      static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<T>));
+  opts.setReduceFunction(sum);
   opts.setTag(tag);
   gloo::allreduce(opts);
 }
@@ -104,16 +103,16 @@ class GlooCommunicator : public Communicator {
       const uint32_t tag = next_tag_++;
       switch (type) {
         case DataType::f32:
-          sum_in_place<float>(context_, data, count, tag);
+          sum_in_place<float>(context_, data, count, tag, sum_f32);
           break;
         case DataType::f64:
-          sum_in_place<double>(context_, data, count, tag);
+          sum_in_place<double>(context_, data, count, tag, sum_f64);
           break;
         case DataType::i32:
-          sum_in_place<int32_t>(context_, data, count, tag);
+          sum_in_place<int32_t>(context_, data, count, tag, sum_i32);
           break;
         case DataType::i64:
-          sum_in_place<int64_t>(context_, data, count, tag);
+          sum_in_place<int64_t>(context_, data, count, tag, sum_i64);
           break;
       }
     } catch (const std::exception& e) {
