@@ -60,7 +60,7 @@ def lost_launcher_run(work):
     procs = {i: start(i, work, ["sleep", "60"]) for i in range(3)}
     deadline = time.time() + 20
     while time.time() < deadline:
-        if all("joined round 0" in open(f"{work}/out.{i}").read() for i in range(3)):
+        if all("joined run round 0" in open(f"{work}/out.{i}").read() for i in range(3)):
             break
         time.sleep(0.01)
     time.sleep(0.2)

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "net/free_port.hpp"
@@ -142,6 +143,46 @@ void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs
   }
 }
 
+// aml-preflight, installed next to aml-launch.
+std::string preflight_program() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "aml-preflight";
+  std::string path(self, static_cast<std::size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "aml-preflight";
+}
+
+using RoundMaker = std::function<Result<std::vector<WorkerLaunch>>(
+    const std::string& phase, const std::vector<std::string>& command, int restart_count)>;
+
+// --preflight: every rank joins a communicator and checks allreduce before the command runs.
+// Its output goes to the console only (the per-rank log files are the command's).
+int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env,
+                  const NodeIdentity& node, PeerLink* peers, const RoundMaker& round_of) {
+  const std::string program = preflight_program();
+  if (access(program.c_str(), X_OK) != 0) {
+    return fail(invalid("--preflight", *options.preflight,
+                        "aml-preflight next to aml-launch (" + program + " is missing)"));
+  }
+  std::vector<std::string> command = {program, "--backend", *options.preflight};
+  if (options.preflight_min_busbw > 0) {
+    command.push_back("--min-busbw");
+    command.push_back(std::to_string(options.preflight_min_busbw));
+  }
+  OutputOptions output = output_options(options, plan, env);
+  output.log_dir.clear();
+  RunOptions run_options{options.term_timeout_seconds, 0, output, peers};
+  RunOutcome outcome = run_workers(
+      [&](int restart) { return round_of("preflight", command, restart); }, run_options);
+  if (outcome.exit_code == 0) return 0;
+  if (outcome.start_error)
+    std::cerr << "aml-launch: cannot start the preflight: " << outcome.start_error->message()
+              << "\n";
+  std::cerr << failure_summary_text(outcome, node) << "aml-launch: the preflight failed (exit "
+            << outcome.exit_code << "): the command was not started\n";
+  return outcome.exit_code;
+}
+
 // --exec: the command replaces aml-launch, as that one rank.
 int exec_command(const LaunchPlan& plan, const Env& env) {
   if (plan.topology.launch != Launch::per_process) {
@@ -195,17 +236,19 @@ int run(int argc, char** argv) {
     }
     group = std::move(*started);
   }
-  auto launches = [&](int restart_count) -> Result<std::vector<WorkerLaunch>> {
+  // The workers of one round of a phase ("run", or "preflight" before it) running `command`.
+  auto round_of = [&](const std::string& phase, const std::vector<std::string>& command,
+                      int restart_count) -> Result<std::vector<WorkerLaunch>> {
     PlanInputs round_inputs = *inputs;
     round_inputs.restart_count = restart_count;
     if (group) {
-      auto agreed = group->join(restart_count);
+      auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
       apply_agreement(*agreed, *group, round_inputs);
       // One write, so that the lines of launchers sharing a console do not mix.
       std::string joined =
           "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host + "): all " +
-          std::to_string(agreed->nodes.size()) + " nodes joined round " +
+          std::to_string(agreed->nodes.size()) + " nodes joined " + phase + " round " +
           std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
       std::cerr << joined << std::flush;
@@ -213,10 +256,16 @@ int run(int argc, char** argv) {
     LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;
     for (const WorkerPlan& worker : round.workers) {
-      out.push_back(
-          {worker.rank, worker.local_rank, options.command, environ_with(env, worker.env)});
+      out.push_back({worker.rank, worker.local_rank, command, environ_with(env, worker.env)});
     }
     return out;
+  };
+  if (options.preflight) {
+    if (int status = run_preflight(options, plan, env, node, group.get(), round_of); status != 0)
+      return status;
+  }
+  auto launches = [&](int restart_count) {
+    return round_of("run", options.command, restart_count);
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
     std::cerr << failure_summary_text(failed, node)

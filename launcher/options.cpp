@@ -21,7 +21,7 @@ namespace {
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
-  std::string rdzv_timeout;
+  std::string rdzv_timeout, preflight_min_busbw;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -77,6 +77,20 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
       return invalid("--term-timeout", raw.term_timeout, "seconds from 0 to 86400");
     }
     options.term_timeout_seconds = seconds;
+  }
+  if (options.preflight) {
+    if (options.preflight->empty()) options.preflight = "gloo";
+    if (*options.preflight != "gloo" && *options.preflight != "mpi" && *options.preflight != "nccl")
+      return invalid("--preflight", *options.preflight, "gloo, mpi or nccl");
+  }
+  if (!raw.preflight_min_busbw.empty()) {
+    char* end = nullptr;
+    double gbps = std::strtod(raw.preflight_min_busbw.c_str(), &end);
+    if (end == raw.preflight_min_busbw.c_str() || *end != '\0' || !(gbps > 0)) {
+      return invalid("--preflight-min-busbw", raw.preflight_min_busbw, "GB/s above 0");
+    }
+    if (!options.preflight) options.preflight = "gloo";
+    options.preflight_min_busbw = gbps;
   }
   if (!raw.rdzv_timeout.empty()) {
     char* end = nullptr;
@@ -152,6 +166,12 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                "Per-process launch: replace aml-launch by the command (no supervision)");
   app.add_option("--framework", raw.framework,
                  "pytorch (default) or tensorflow: also give each worker a TF_CONFIG");
+  app.add_option("--preflight", options.preflight,
+                 "Before the command, every rank joins a communicator (gloo, the default, mpi or "
+                 "nccl) and checks allreduce from 8 B to 64 MiB; a failure stops the job")
+      ->expected(0, 1);
+  app.add_option("--preflight-min-busbw", raw.preflight_min_busbw,
+                 "Fail the preflight when the 64 MiB allreduce's bus bandwidth is below GBPS");
   app.add_flag("--dry-run", options.dry_run, "Print the launch plan and start nothing");
   app.add_option("--format", raw.format, "Output of --dry-run: text (default) or json");
   app.footer(kHelpFooter);

@@ -31,6 +31,9 @@ struct InitOptions {
   // Bootstrap (meeting the other ranks, NCCL's init) gives up after this: never a hang.
   // AML_COMM_TIMEOUT (seconds) overrides it.
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Keeps this communicator's bootstrap keys apart from others' in the job's store (the
+  // launcher's preflight uses "preflight"); every rank must give the same name.
+  std::string name;
 };
 
 // One communicator over every rank of the job. Not thread-safe: one collective at a time.

@@ -142,7 +142,7 @@ class GlooCommunicator : public Communicator {
 
 Result<std::unique_ptr<Communicator>> start_gloo(const ProcessTopology& t,
                                                  const InitOptions& options) {
-  auto store = open_job_store(t, "gloo", options.timeout);
+  auto store = open_job_store(t, "gloo", options.name, options.timeout);
   if (!store) return store.error();
   try {
     auto device = gloo::transport::tcp::CreateDevice(device_attr(t.job));

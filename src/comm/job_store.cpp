@@ -16,13 +16,13 @@ std::string env_or(std::string_view name, std::string fallback) {
 }  // namespace
 
 Result<JobStore> open_job_store(const ProcessTopology& topology, const std::string& purpose,
-                                std::chrono::milliseconds timeout) {
+                                const std::string& name, std::chrono::milliseconds timeout) {
   // Every rank creates its communicators in the same order: the count names this one. The
   // restart count keeps a restarted round away from the keys of the last one.
   static int created = 0;
   JobStore store;
-  store.prefix = "comm/" + env_or(kRestartCountVariable, "0") + "/" + std::to_string(created++) +
-                 "-" + purpose + "/";
+  store.prefix = "comm/" + env_or(kRestartCountVariable, "0") + "/" + name + "/" +
+                 std::to_string(created++) + "-" + purpose + "/";
   const std::string launcher_store = env_or(kStoreVariable, "");
   if (!launcher_store.empty()) {
     auto where = split_host_port(kStoreVariable, launcher_store);

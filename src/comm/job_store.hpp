@@ -20,8 +20,9 @@ struct JobStore {
   std::string prefix;  // keys of this communicator: the same on every rank, new for each one
 };
 
-// `purpose` ("gloo", "nccl") goes into the key prefix and the errors.
+// `purpose` ("gloo", "nccl") goes into the key prefix and the errors; `name` (InitOptions)
+// into the prefix.
 Result<JobStore> open_job_store(const ProcessTopology& topology, const std::string& purpose,
-                                std::chrono::milliseconds timeout);
+                                const std::string& name, std::chrono::milliseconds timeout);
 
 }  // namespace aml::comm

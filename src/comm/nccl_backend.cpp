@@ -107,7 +107,7 @@ class NcclCommunicator : public Communicator {
 
 Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
                                                  const InitOptions& options) {
-  auto store = open_job_store(t, "nccl", options.timeout);
+  auto store = open_job_store(t, "nccl", options.name, options.timeout);
   if (!store) return store.error();
   StoreClient& client = *store->client;
   const std::string where =

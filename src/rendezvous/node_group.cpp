@@ -69,7 +69,7 @@ NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, Stor
 NodeGroup::~NodeGroup() = default;
 
 std::string NodeGroup::key(const std::string& name) const {
-  return "aml/round/" + std::to_string(round_) + "/" + name;
+  return "aml/" + phase_ + "/" + std::to_string(round_) + "/" + name;
 }
 
 std::string NodeGroup::node_key(const std::string& name, int node) const {
@@ -77,15 +77,16 @@ std::string NodeGroup::node_key(const std::string& name, int node) const {
 }
 
 std::string NodeGroup::round_name() const {
-  return "round " + std::to_string(round_) + " of run " + options_.self.run_id;
+  return phase_ + " round " + std::to_string(round_) + " of run " + options_.self.run_id;
 }
 
 std::string NodeGroup::store_address() const {
   return options_.master_addr + ":" + std::to_string(options_.master_port);
 }
 
-Result<Agreement> NodeGroup::join(int round) {
+Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   round_ = round;
+  phase_ = phase;
   finishing_ = false;
   all_done_ = false;
   watch_.reset();

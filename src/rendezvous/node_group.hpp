@@ -41,9 +41,9 @@ class NodeGroup : public PeerLink {
   static Result<std::unique_ptr<NodeGroup>> start(GroupOptions options);
   ~NodeGroup() override;
 
-  // Meets every other node for this round (0, then 1 after a restart, ...). An error names
-  // the nodes that did not come or do not agree.
-  Result<Agreement> join(int round);
+  // Meets every other node for this round (0, then 1 after a restart, ...) of a phase ("run",
+  // or "preflight" before it). An error names the nodes that did not come or do not agree.
+  Result<Agreement> join(int round, const std::string& phase = "run");
 
   // "10.0.0.1:29500": for workers that want to use the store themselves.
   std::string store_address() const;
@@ -75,6 +75,7 @@ class NodeGroup : public PeerLink {
   std::optional<StoreClient> watch_;  // blocked on this round's abort key
   Agreement agreement_;
   int round_ = -1;
+  std::string phase_ = "run";
   bool finishing_ = false;  // local_success() was called this round
   bool all_done_ = false;   // node 0: every node finished; waiting for them to say goodbye
   using Clock = std::chrono::steady_clock;

@@ -64,6 +64,32 @@ else
   check "Open MPI's mpirun is installed" false
 fi
 
+# --preflight: allreduce from 8 B to 64 MiB on every rank, checked, then the command.
+out=$(clean "$BIN" --nproc-per-node 4 --preflight -- sh -c 'echo "command ran as $RANK"' 2>&1); status=$?
+check "preflight (gloo, 4 ranks): exit 0 and then the command ran on every rank ($status)" bash -c \
+  '[ "$1" = 0 ] && [ "$(grep -c "command ran as" <<<"$2")" = 4 ]' _ "$status" "$out" || echo "$out"
+check "preflight: a table from 8 B to 64 MiB with busbw and no wrong value, then 'passed'" bash -c \
+  'grep -q "size .*count .*time(us) .*algbw(GB/s) .*busbw(GB/s) .*#wrong" <<<"$1" &&
+   grep -Eq "^\[rank 0\] +8 B +2 .* 0$" <<<"$1" && grep -Eq "^\[rank 0\] +64 MiB +16777216 .* 0$" <<<"$1" &&
+   grep -q "aml-preflight: passed" <<<"$1"' _ "$out" || echo "$out"
+out=$(clean "$BIN" --nproc-per-node 2 --preflight-min-busbw 100000 -- echo command-ran 2>&1); status=$?
+check "preflight below --preflight-min-busbw: exit 1, the reason, and the command not started ($status)" bash -c \
+  '[ "$1" = 1 ] && grep -q "below --preflight-min-busbw" <<<"$2" && grep -q "the command was not started" <<<"$2" &&
+   ! grep -q command-ran <<<"$2"' _ "$status" "$out" || echo "$out"
+if [ ! -e /dev/nvidia0 ]; then
+  out=$(clean "$BIN" --nproc-per-node 2 --preflight=nccl -- echo command-ran 2>&1); status=$?
+  check "preflight=nccl without a GPU: exit 1 naming the missing GPU, the command not started ($status)" bash -c \
+    '[ "$1" = 1 ] && grep -q "no usable GPU / driver" <<<"$2" && ! grep -q command-ran <<<"$2"' _ "$status" "$out" || echo "$out"
+fi
+if command -v mpirun >/dev/null; then
+  out=$(clean mpirun --oversubscribe -np 2 "$BIN" --preflight=mpi -- echo command-ran 2>&1); status=$?
+  check "preflight=mpi under mpirun -np 2: passed, then the command ($status)" bash -c \
+    '[ "$1" = 0 ] && grep -q "aml-preflight: passed" <<<"$2" && [ "$(grep -c command-ran <<<"$2")" = 2 ]' _ "$status" "$out" || echo "$out"
+fi
+out=$(clean "$BIN" --preflight=fast -- true 2>&1); status=$?
+check "--preflight with an unknown backend: exit 2 naming it ($status)" bash -c \
+  '[ "$1" = 2 ] && grep -q -- "--preflight=fast: expected gloo, mpi or nccl" <<<"$2"' _ "$status" "$out"
+
 # NCCL without a GPU: the id exchange happens, then every rank reports the missing GPU.
 start=$(date +%s%N)
 out=$(clean AML_COMM_TIMEOUT=20 "$BIN" --nproc-per-node 2 -- "$ALLREDUCE" --backend nccl 2>&1); status=$?

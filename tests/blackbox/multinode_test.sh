@@ -111,6 +111,13 @@ expect_statuses "0 0 0 " "aml::comm gloo, 3 nodes x 2: every launcher exits 0"
 check "aml::comm gloo, 3 nodes x 2: the sum over 6 ranks is right, printed once by rank 0" bash -c \
   "grep -q 'allreduce of ranks 0..5 over gloo: sum = 15 (expected 15): ok' '$WORK/out.0' && [ \$(cat '$WORK'/out.* | grep -c 'allreduce of ranks') = 1 ]"
 
+# --- --preflight on 3 nodes: the nodes meet for the preflight, then again for the command.
+run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 --preflight -- sh -c 'echo "command ran as $RANK"'
+expect_statuses "0 0 0 " "preflight on 3 nodes x 2: every launcher exits 0"
+check "preflight on 3 nodes x 2: passed over 6 ranks, then the command ran on all 6" bash -c \
+  "grep -q 'allreduce over 6 ranks (gloo)' '$WORK/out.0' && grep -q 'aml-preflight: passed' '$WORK/out.0' &&
+   [ \$(cat '$WORK'/out.* | grep -c 'command ran as') = 6 ]"
+
 # --- A worker on node 2 (rank 5) fails: every node stops within a second and names it.
 FAILING='if [ "$RANK" = 5 ]; then sleep 1; echo "rank 5 gives up" >&2; date +%s.%N > "$0/failed_at"; exit 7; fi; exec sleep 60'
 run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 -- sh -c "$FAILING" "$WORK"
@@ -127,8 +134,8 @@ check "worker failure on node 2: no process of the job left ($left)" [ "$left" =
 ONCE='if [ "$RANK" = 5 ] && [ "$AML_LAUNCH_RESTART_COUNT" = 0 ]; then exit 3; fi; echo "round $AML_LAUNCH_RESTART_COUNT rank $RANK ok"'
 run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 --max-restarts 1 -- sh -c "$ONCE"
 expect_statuses "0 0 0 " "restarts: every node restarted together and then exited 0"
-check "restarts: every node joined round 1, and all 6 ranks ran in it" bash -c \
-  "for i in 0 1 2; do grep -q 'joined round 1' '$WORK'/out.\$i || exit 1; done; [ \$(cat '$WORK'/out.* | grep -c 'round 1 rank [0-5] ok') = 6 ]"
+check "restarts: every node joined run round 1, and all 6 ranks ran in it" bash -c \
+  "for i in 0 1 2; do grep -q 'joined run round 1' '$WORK'/out.\$i || exit 1; done; [ \$(cat '$WORK'/out.* | grep -c 'round 1 rank [0-5] ok') = 6 ]"
 
 # --- --framework tensorflow: every worker's TF_CONFIG lists all 6 workers at their nodes' addresses.
 run_nodes "0 1 2" azure_pytorch --nproc-per-node 2 --framework tensorflow -- \
@@ -144,7 +151,7 @@ for r, c in enumerate(cfgs):
 
 # --- Node 1's launcher is SIGKILLed: the others notice within 2 s and stop.
 for i in 0 1 2; do start_node "$i" azure_pytorch --nproc-per-node 2 -- sleep 60; done
-for i in 0 1 2; do wait_for_text "$WORK/out.$i" "joined round 0" 10; done
+for i in 0 1 2; do wait_for_text "$WORK/out.$i" "joined run round 0" 10; done
 victim=$(launcher_pid 1)
 killed_at=$(date +%s.%N)
 kill -KILL $victim
