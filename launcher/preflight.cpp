@@ -3,6 +3,8 @@
 // and rank 0 prints a table in nccl-tests' terms, naming any rank that is wrong or slower
 // than the rest. Exit 0 only when all is well (and busbw reaches --min-busbw).
 //   usage: aml-preflight [--backend gloo|mpi|nccl] [--min-busbw GBPS] [--max BYTES]
+// AML_PREFLIGHT_FAULT=wrong:R or slow:R makes rank R see a wrong value or take longer, to
+// watch the preflight catch and name it.
 #include <algorithm>
 #include <aml/comm.hpp>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -89,6 +92,14 @@ int main(int argc, char** argv) {
     std::printf("%12s %10s %12s %12s %12s %8s\n", "size", "count", "time(us)", "algbw(GB/s)",
                 "busbw(GB/s)", "#wrong");
   }
+  // Fault injection (see the top): which rank, and how.
+  int fault_rank = -1;
+  bool fault_slow = false;
+  if (const char* fault = std::getenv("AML_PREFLIGHT_FAULT"); fault != nullptr) {
+    fault_slow = std::strncmp(fault, "slow:", 5) == 0;
+    if (fault_slow || std::strncmp(fault, "wrong:", 6) == 0)
+      fault_rank = std::atoi(std::strchr(fault, ':') + 1);
+  }
   bool ok = true;
   double last_busbw = 0;
   std::vector<std::string> problems;
@@ -106,6 +117,11 @@ int main(int argc, char** argv) {
       ok = comm.barrier().ok();
       auto start = Clock::now();
       ok = ok && comm.allreduce_sum(data.data(), count, aml::comm::DataType::f32).ok();
+      if (me == fault_rank && fault_slow) {
+        std::this_thread::sleep_for(2 * (Clock::now() - start) + std::chrono::milliseconds(2));
+      } else if (me == fault_rank) {
+        data[count / 2] += 1;
+      }
       double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       const float expected = static_cast<float>(n * (n + 1) / 2 + n * (round + 2));
       wrong += static_cast<double>(

@@ -3,7 +3,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <cstdlib>
+#include <optional>
 #include <thread>
+#include <utility>
+#if AML_COMM_WITH_MPI
+#include <mpi.h>
+#endif
 
 #include "comm/backends.hpp"
 #include "comm/job_store.hpp"
@@ -51,12 +57,97 @@ Result<bool> settle(ncclComm_t comm, ncclResult_t started, const std::string& wh
   return true;
 }
 
+// Where rank 0's unique id comes from: the store, or MPI_Bcast when the ranks are MPI's own
+// (under mpirun, with no launcher's store), as nccl-tests do.
+struct IdExchange {
+  std::optional<JobStore> store;      // kept: rank 0 may be serving it
+  bool mpi_initialized_here = false;  // then MPI is finalized with this, on every path
+  std::string how;                    // "the store" or "MPI_Bcast", for messages
+
+  IdExchange() = default;
+  IdExchange(IdExchange&& other) noexcept
+      : store(std::move(other.store)),
+        mpi_initialized_here(std::exchange(other.mpi_initialized_here, false)),
+        how(std::move(other.how)) {}
+  IdExchange& operator=(IdExchange&&) = delete;
+  ~IdExchange() {
+#if AML_COMM_WITH_MPI
+    if (mpi_initialized_here) MPI_Finalize();
+#endif
+  }
+};
+
+bool under_mpi_launcher() {
+  return (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr) &&
+         std::getenv("AML_LAUNCH_STORE") == nullptr;
+}
+
+#if AML_COMM_WITH_MPI
+Result<bool> exchange_by_mpi(const ProcessTopology& t, ncclUniqueId& id, IdExchange& exchange) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+      return backend_error("nccl", "MPI_Init_thread", "to succeed (for the unique id's MPI_Bcast)");
+    exchange.mpi_initialized_here = true;
+  }
+  int rank = -1, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rank != t.rank || size != t.world_size) {
+    return backend_error("nccl", "MPI rank " + std::to_string(rank) + " of " + std::to_string(size),
+                         "MPI's world to be the job's (rank " + std::to_string(t.rank) + " of " +
+                             std::to_string(t.world_size) + ")");
+  }
+  // A failed ncclGetUniqueId on rank 0 still broadcasts (zeros): the others must not hang,
+  // and NCCL's init then fails on every rank.
+  if (t.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) id = ncclUniqueId{};
+  MPI_Bcast(id.internal, sizeof(id.internal), MPI_BYTE, 0, MPI_COMM_WORLD);
+  exchange.how = "MPI_Bcast";
+  return true;
+}
+#endif
+
+Result<bool> exchange_by_store(const ProcessTopology& t, const InitOptions& options,
+                               ncclUniqueId& id, IdExchange& exchange) {
+  auto store = open_job_store(t, "nccl", options.name, options.timeout);
+  if (!store) return store.error();
+  StoreClient& client = *store->client;
+  const std::string where =
+      "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
+  if (t.rank == 0) {
+    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
+      return backend_error("nccl", "ncclGetUniqueId", ncclGetErrorString(r));
+    auto set = client.set(store->prefix + "id", std::string_view(id.internal, sizeof(id.internal)));
+    if (!set) return set.error();
+  } else {
+    auto got = client.get(store->prefix + "id", options.timeout);
+    if (!got) return got.error();
+    if (!*got || (*got)->size() != sizeof(id.internal))
+      return backend_error("nccl", where, "rank 0's unique id through the store in time");
+    std::copy((*got)->begin(), (*got)->end(), id.internal);
+  }
+  // Rank 0 serves the store when there is no launcher's: it stays until everybody has the id,
+  // whatever happens next.
+  (void)client.set(store->prefix + "has-id/" + std::to_string(t.rank), "1");
+  if (t.rank == 0) {
+    std::vector<std::string> keys;
+    for (int r = 0; r < t.world_size; ++r)
+      keys.push_back(store->prefix + "has-id/" + std::to_string(r));
+    (void)client.wait(keys, options.timeout);
+  }
+  exchange.store.emplace(std::move(*store));
+  exchange.how = "the store";
+  return true;
+}
+
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(const ProcessTopology& t, JobStore store, ncclComm_t comm, cudaStream_t stream,
-                   std::chrono::milliseconds timeout)
+  NcclCommunicator(const ProcessTopology& t, IdExchange exchange, ncclComm_t comm,
+                   cudaStream_t stream, std::chrono::milliseconds timeout)
       : Communicator(t.rank, t.world_size, t.local_rank),
-        store_(std::move(store)),
+        exchange_(std::move(exchange)),
         comm_(comm),
         stream_(stream),
         timeout_(timeout) {}
@@ -95,7 +186,7 @@ class NcclCommunicator : public Communicator {
   }
 
  private:
-  JobStore store_;
+  IdExchange exchange_;  // outlives the NCCL communicator (destroyed last)
   ncclComm_t comm_;
   cudaStream_t stream_;
   std::chrono::milliseconds timeout_;
@@ -107,39 +198,23 @@ class NcclCommunicator : public Communicator {
 
 Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
                                                  const InitOptions& options) {
-  auto store = open_job_store(t, "nccl", options.name, options.timeout);
-  if (!store) return store.error();
-  StoreClient& client = *store->client;
   const std::string where =
       "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
-  ncclUniqueId id;
-  if (t.rank == 0) {
-    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-      return backend_error("nccl", "ncclGetUniqueId", ncclGetErrorString(r));
-    auto set = client.set(store->prefix + "id", std::string_view(id.internal, sizeof(id.internal)));
-    if (!set) return set.error();
-  } else {
-    auto got = client.get(store->prefix + "id", options.timeout);
-    if (!got) return got.error();
-    if (!*got || (*got)->size() != sizeof(id.internal))
-      return backend_error("nccl", where, "rank 0's unique id through the store in time");
-    std::copy((*got)->begin(), (*got)->end(), id.internal);
-  }
-  // Rank 0 serves the store when there is no launcher's: it stays until everybody has the id,
-  // whatever happens next.
-  (void)client.set(store->prefix + "has-id/" + std::to_string(t.rank), "1");
-  if (t.rank == 0) {
-    std::vector<std::string> keys;
-    for (int r = 0; r < t.world_size; ++r)
-      keys.push_back(store->prefix + "has-id/" + std::to_string(r));
-    (void)client.wait(keys, options.timeout);
-  }
+  ncclUniqueId id{};
+  IdExchange exchange;
+#if AML_COMM_WITH_MPI
+  auto exchanged = under_mpi_launcher() ? exchange_by_mpi(t, id, exchange)
+                                        : exchange_by_store(t, options, id, exchange);
+#else
+  auto exchanged = exchange_by_store(t, options, id, exchange);
+#endif
+  if (!exchanged) return exchanged.error();
   int devices = 0;
   if (cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
     return backend_error("nccl", where,
                          std::string("a usable GPU (no usable GPU / driver: cudaGetDeviceCount: ") +
                              (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") +
-                             "; the unique id had arrived through the store)");
+                             "; the unique id had arrived through " + exchange.how + ")");
   }
   if (cudaError_t e = cudaSetDevice(t.local_rank % devices); e != cudaSuccess)
     return backend_error("nccl", "cudaSetDevice", cudaGetErrorString(e));
@@ -159,7 +234,7 @@ Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
     return backend_error("nccl", "cudaStreamCreate", cudaGetErrorString(e));
   }
   return std::unique_ptr<Communicator>(
-      new NcclCommunicator(t, std::move(*store), comm, stream, options.timeout));
+      new NcclCommunicator(t, std::move(exchange), comm, stream, options.timeout));
 }
 
 }  // namespace aml::comm

@@ -80,6 +80,14 @@ out=$(clean "$BIN" --nproc-per-node 2 --preflight-min-busbw 100000 -- echo comma
 check "preflight below --preflight-min-busbw: exit 1, the reason, and the command not started ($status)" bash -c \
   '[ "$1" = 1 ] && grep -q "below --preflight-min-busbw" <<<"$2" && grep -q "the command was not started" <<<"$2" &&
    ! grep -q command-ran <<<"$2"' _ "$status" "$out" || echo "$out"
+out=$(clean AML_PREFLIGHT_FAULT=wrong:2 "$BIN" --nproc-per-node 4 --preflight -- echo command-ran 2>&1); status=$?
+check "preflight with rank 2 seeing wrong values: exit 1, rank 2 named, the command not started ($status)" bash -c \
+  '[ "$1" = 1 ] && grep -Eq "aml-preflight: rank 2 got [0-9]+ wrong values at 8 B" <<<"$2" && ! grep -q command-ran <<<"$2"' \
+  _ "$status" "$out" || echo "$out"
+out=$(clean AML_PREFLIGHT_FAULT=slow:1 "$BIN" --nproc-per-node 4 --preflight -- echo command-ran 2>&1); status=$?
+check "preflight with a slow rank 1: it is named (and the job goes on: slow is not wrong) ($status)" bash -c \
+  '[ "$1" = 0 ] && grep -q "aml-preflight: rank 1 is slower than the rest at 64 MiB" <<<"$2" && grep -q command-ran <<<"$2"' \
+  _ "$status" "$out" || echo "$out"
 if [ ! -e /dev/nvidia0 ]; then
   out=$(clean "$BIN" --nproc-per-node 2 --preflight=nccl -- echo command-ran 2>&1); status=$?
   check "preflight=nccl without a GPU: exit 1 naming the missing GPU, the command not started ($status)" bash -c \
@@ -105,5 +113,11 @@ else
     bash -c "[ $status = 1 ] && [ $took -lt 20000 ]"
   check "nccl without a GPU: the id crossed the store, then 'no usable GPU / driver'" bash -c \
     'grep -q "no usable GPU / driver: cudaGetDeviceCount" <<<"$1" && grep -q "the unique id had arrived through the store" <<<"$1"' _ "$out" || echo "$out"
+  if command -v mpirun >/dev/null; then
+    out=$(clean_mpi AML_COMM_TIMEOUT=20 mpirun --oversubscribe -np 2 "$BIN" -- "$ALLREDUCE" --backend nccl 2>&1); status=$?
+    check "nccl under mpirun without a GPU: the id came by MPI_Bcast, then 'no usable GPU' on both ranks ($status)" bash -c \
+      '[ "$1" != 0 ] && for r in 0 1; do grep -q "rank $r: nccl=rank $r of 2: .*no usable GPU / driver.*arrived through MPI_Bcast" <<<"$2" || exit 1; done' \
+      _ "$status" "$out" || echo "$out"
+  fi
 fi
 finish
