@@ -12,6 +12,9 @@
 #ifndef AML_GIT_COMMIT
 #define AML_GIT_COMMIT "unknown"
 #endif
+#ifndef AML_COMM_BACKENDS
+#define AML_COMM_BACKENDS ""
+#endif
 
 namespace aml {
 namespace {
@@ -129,8 +132,10 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       "usage: aml-launch [OPTIONS] -- COMMAND [ARGS...]\n"
       "       aml-launch --dry-run --format json [OPTIONS] [-- COMMAND ...]\n",
       "aml-launch"};
-  app.set_version_flag(
-      "--version", std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT + ")");
+  const std::string backends = AML_COMM_BACKENDS;
+  app.set_version_flag("--version", std::string("aml-launch ") + AML_VERSION + " (commit " +
+                                        AML_GIT_COMMIT + ")\naml::comm backends: " +
+                                        (backends.empty() ? "none" : backends));
   app.add_option("--nnodes", raw.nnodes, "Number of nodes (overrides the scheduler's)");
   app.add_option("--node-rank", raw.node_rank,
                  "This node's index, 0-based (overrides the scheduler's)");
