@@ -1,0 +1,37 @@
+# Installation: the launcher, the preflight, the headers and the libraries users link
+# (aml::rank, aml::store, aml::comm) with a CMake package (find_package(AmlLaunch CONFIG)),
+# a pkg-config file for the rank library, bash completion and the man page.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS aml-launch aml-preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/aml DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set_target_properties(aml_rank PROPERTIES EXPORT_NAME rank)
+set_target_properties(aml_store PROPERTIES EXPORT_NAME store)
+set_target_properties(aml_comm PROPERTIES EXPORT_NAME comm)
+set_target_properties(aml_topology PROPERTIES EXPORT_NAME topology)  # what aml::store links
+install(TARGETS aml_rank aml_comm aml_store aml_topology
+        EXPORT AmlLaunchTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set(AML_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/AmlLaunch)
+install(EXPORT AmlLaunchTargets NAMESPACE aml:: DESTINATION ${AML_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/AmlLaunchConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/AmlLaunchConfig.cmake
+                              INSTALL_DESTINATION ${AML_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/AmlLaunchConfigVersion.cmake
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/AmlLaunchConfig.cmake
+              ${PROJECT_BINARY_DIR}/AmlLaunchConfigVersion.cmake
+        DESTINATION ${AML_CMAKE_DIR})
+
+# Relocatable: the prefix is found from where the .pc file lies, so `cmake --install --prefix`
+# and a .deb alike give right paths.
+file(RELATIVE_PATH AML_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/aml-rank.pc.in ${PROJECT_BINARY_DIR}/aml-rank.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/aml-rank.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/aml-launch.bash-completion
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME aml-launch)
