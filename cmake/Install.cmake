@@ -35,3 +35,31 @@ install(FILES ${PROJECT_BINARY_DIR}/aml-rank.pc DESTINATION ${CMAKE_INSTALL_LIBD
 
 install(FILES ${PROJECT_SOURCE_DIR}/packaging/aml-launch.bash-completion
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME aml-launch)
+
+# The man page, from --help (help2man).
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  add_custom_command(OUTPUT ${PROJECT_BINARY_DIR}/aml-launch.1
+                     COMMAND ${HELP2MAN} --no-info --section 1
+                             --name "start and supervise the workers of a distributed training job"
+                             --output ${PROJECT_BINARY_DIR}/aml-launch.1 $<TARGET_FILE:aml-launch>
+                     DEPENDS aml-launch VERBATIM)
+  add_custom_target(man-page ALL DEPENDS ${PROJECT_BINARY_DIR}/aml-launch.1)
+  install(FILES ${PROJECT_BINARY_DIR}/aml-launch.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+# A Debian package: cpack -G DEB in the build directory.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME aml-launch)
+set(CPACK_PACKAGE_VENDOR "aml-launch")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Launcher and rank bootstrap for distributed training in containers")
+set(CPACK_PACKAGE_CONTACT "aml-launch developers <aml-launch@localhost>")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# aml-launch itself needs only glibc; aml::comm's backends are loaded from the machine's own
+# Gloo, Open MPI and CUDA (the last one is not a Debian package, so no shlibdeps).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.36)")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgloo0, libopenmpi3")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+include(CPack)
