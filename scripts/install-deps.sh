@@ -9,6 +9,12 @@ packages=(
   clang libclang-rt-14-dev clang-format
   hyperfine python3 python3-torch procps iproute2 util-linux
 )
+# The Azure ML SDK (PyPI), for the test that loads examples/azureml/ with it, into the default
+# python3 (where pip installs).
+if ! python3 -c 'import azure.ai.ml' 2>/dev/null; then
+  echo "install-deps: installing azure-ai-ml (pip)"
+  python3 -m pip install -q --root-user-action=ignore azure-ai-ml >/dev/null
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

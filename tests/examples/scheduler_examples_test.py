@@ -1,0 +1,128 @@
+"""The scheduler examples cannot rot: every Azure ML job file loads with the real Azure ML SDK
+(azure-ai-ml's load_job, offline), and for every example, the environment its scheduler sets
+on the second node is derived from the example's own numbers (nodes, processes per node) and
+fed to the aml-launch arguments the example itself uses; the --dry-run plan must give the
+ranks, world size and master that the example means.
+usage: /usr/bin/python3 scheduler_examples_test.py AML_LAUNCH EXAMPLES_DIR"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import yaml
+
+BIN, EXAMPLES = sys.argv[1], sys.argv[2]
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
+    passed, failed = passed + ok, failed + (not ok)
+
+
+def launcher_args(command):
+    """The aml-launch flags in a command line (a string or argv list), up to '--'."""
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if "aml-launch" not in argv:
+        return None
+    after = argv[argv.index("aml-launch") + 1:]
+    return after[:after.index("--")] if "--" in after else after
+
+
+def dry_run(env, args):
+    out = subprocess.run(["env", "-i", "PATH=/usr/bin:/bin"] + [f"{k}={v}" for k, v in env.items()] +
+                         [BIN, "--dry-run", "--format", "json"] + args + ["--", "true"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return None, out.stderr.strip()
+    return json.loads(out.stdout), ""
+
+
+def expect_plan(name, env, args, nodes, per_node, node_rank, master, ranks, launch):
+    plan, error = dry_run(env, args)
+    if plan is None:
+        check(name, False, error)
+        return
+    got = {"nnodes": plan["nnodes"], "node_rank": plan["node_rank"], "world_size": plan["world_size"],
+           "master_addr": plan["master_addr"], "launch": plan["launch"],
+           "ranks": [w["rank"] for w in plan["workers"]]}
+    want = {"nnodes": nodes, "node_rank": node_rank, "world_size": nodes * per_node, "master_addr": master,
+            "launch": launch, "ranks": ranks}
+    check(name, got == want, f"plan {got}, expected {want}")
+
+
+MASTER = "10.0.0.4"
+
+# --- Azure ML command jobs.
+for file in sorted(os.listdir(f"{EXAMPLES}/azureml")):
+    if not file.endswith(".yml"):
+        continue
+    path = f"{EXAMPLES}/azureml/{file}"
+    loaded = subprocess.run(["python3", "-c", "import sys; from azure.ai.ml import load_job; load_job(sys.argv[1])", path],
+                            capture_output=True, text=True)
+    check(f"azureml/{file}: azure-ai-ml load_job accepts it", loaded.returncode == 0,
+          loaded.stderr.strip().splitlines()[-1:] if loaded.stderr else "")
+    job = yaml.safe_load(open(path))
+    nodes = job["resources"]["instance_count"]
+    dist = job["distribution"]
+    args = launcher_args(job["command"])
+    nproc_flag = int(args[args.index("--nproc-per-node") + 1]) if "--nproc-per-node" in args else None
+    base = {"AZUREML_RUN_ID": "example_run"}
+    if dist["type"] == "pytorch":
+        per_instance = dist["process_count_per_instance"]
+        local = per_instance - 1  # the last process of node 1
+        rank = per_instance + local
+        env = dict(base, MASTER_ADDR=MASTER, MASTER_PORT="6105", WORLD_SIZE=str(nodes * per_instance), RANK=str(rank),
+                   LOCAL_RANK=str(local), NODE_RANK="1", LOCAL_WORLD_SIZE=str(per_instance))
+        if per_instance == 1:  # per-node: aml-launch spawns --nproc-per-node workers
+            expect_plan(f"azureml/{file}: node 1 spawns ranks {nproc_flag}..{2 * nproc_flag - 1}", env, args, nodes,
+                        nproc_flag, 1, MASTER, list(range(nproc_flag, 2 * nproc_flag)), "per-node")
+        else:
+            expect_plan(f"azureml/{file}: rank {rank} supervised as itself", env, args, nodes, per_instance, 1, MASTER,
+                        [rank], "per-process")
+    elif dist["type"] == "mpi":
+        env = dict(base, OMPI_COMM_WORLD_RANK="1", OMPI_COMM_WORLD_SIZE=str(nodes), OMPI_COMM_WORLD_LOCAL_RANK="0",
+                   OMPI_COMM_WORLD_LOCAL_SIZE=str(dist["process_count_per_instance"]),
+                   AZ_BATCH_MASTER_NODE=f"{MASTER}:6000")
+        expect_plan(f"azureml/{file}: node 1 spawns ranks {nproc_flag}..{2 * nproc_flag - 1}", env, args, nodes,
+                    nproc_flag, 1, MASTER, list(range(nproc_flag, 2 * nproc_flag)), "per-node")
+    elif dist["type"] == "tensorflow":
+        workers = [f"10.0.0.{4 + i}:2222" for i in range(dist["worker_count"])]
+        env = dict(base, TF_CONFIG=json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": 1}}))
+        plan, error = dry_run(env, args)
+        ok = plan is not None and [w["rank"] for w in plan["workers"]] == [1] and \
+            plan["world_size"] == dist["worker_count"] and plan["master_addr"] == "10.0.0.4"
+        check(f"azureml/{file}: TF_CONFIG worker 1 of {dist['worker_count']} is rank 1, worker 0 the master", ok,
+              error or plan)
+
+# --- Kubeflow PyTorchJob: one pod per node, the master pod is node 0.
+job = yaml.safe_load(open(f"{EXAMPLES}/kubeflow/pytorchjob.yaml"))
+specs = job["spec"]["pytorchReplicaSpecs"]
+nodes = specs["Master"]["replicas"] + specs["Worker"]["replicas"]
+nproc = int(job["spec"]["nprocPerNode"])
+args = launcher_args(specs["Worker"]["template"]["spec"]["containers"][0]["command"])
+master = f"{job['metadata']['name']}-master-0"
+env = {"PET_NNODES": str(nodes), "PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": str(nproc), "PET_MASTER_ADDR": master,
+       "PET_MASTER_PORT": "23456", "MASTER_ADDR": master, "MASTER_PORT": "23456", "RANK": "1",
+       "WORLD_SIZE": str(nodes)}
+expect_plan(f"kubeflow/pytorchjob.yaml: worker pod 0 (node 1 of {nodes}) spawns ranks {nproc}..{2 * nproc - 1}",
+            env, args, nodes, nproc, 1, master, list(range(nproc, 2 * nproc)), "per-node")
+
+# --- Slurm batch script: one task per node, srun starts aml-launch on each.
+lines = open(f"{EXAMPLES}/slurm/train.sbatch").read().splitlines()
+sbatch = dict(line[len("#SBATCH --"):].split("=", 1) for line in lines if line.startswith("#SBATCH --"))
+nodes = int(sbatch["nodes"])
+srun = next(line for line in lines if line.startswith("srun "))
+args = launcher_args(srun)
+nproc = int(args[args.index("--nproc-per-node") + 1])
+env = {"SLURM_JOB_ID": "4242", "SLURM_STEP_ID": "0", "SLURM_PROCID": "1", "SLURM_NTASKS": str(nodes),
+       "SLURM_NNODES": str(nodes), "SLURM_NODEID": "1", "SLURM_LOCALID": "0",
+       "SLURM_NTASKS_PER_NODE": sbatch["ntasks-per-node"], "SLURM_STEP_NODELIST": f"gpu[01-{nodes:02d}]",
+       "SLURM_JOB_NODELIST": f"gpu[01-{nodes:02d}]", "SLURM_STEP_TASKS_PER_NODE": f"1(x{nodes})"}
+expect_plan(f"slurm/train.sbatch: node 1 of {nodes} spawns ranks {nproc}..{2 * nproc - 1}, master gpu01", env, args,
+            nodes, nproc, 1, "gpu01", list(range(nproc, 2 * nproc)), "per-node")
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
