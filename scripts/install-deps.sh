@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
+  podman runc busybox-static
   clang libclang-rt-14-dev clang-format
   hyperfine python3 python3-torch procps iproute2 util-linux
 )

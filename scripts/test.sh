@@ -2,7 +2,8 @@
 # Command 2 of the README: the whole test suite.
 #  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage):
 #     every test but those that load the rank library into python3 (an ASan library cannot
-#     be loaded there), the style check, and the install test (its consumer is built by gcc)
+#     be loaded there), the style check, the packaging tests (their consumer is built by gcc)
+#     and the container test (it runs the release binary as PID 1)
 #  2. the libFuzzer targets, 60 s each: environment parsers, store frames
 #  3. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
 #     every other test, ending with ctest's own summary
@@ -19,7 +20,7 @@ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_EXE_LINKER_FLAGS="$san_flags" -DCMAKE_SHARED_LINKER_FLAGS="$san_flags" \
   -DAML_BUILD_FUZZERS=ON -DAML_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build build-san
-(cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.')
+(cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.')
 
 fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repository
   local corpus status=0
