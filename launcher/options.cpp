@@ -133,9 +133,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       "       aml-launch --dry-run --format json [OPTIONS] [-- COMMAND ...]\n",
       "aml-launch"};
   const std::string backends = AML_COMM_BACKENDS;
-  app.set_version_flag("--version", std::string("aml-launch ") + AML_VERSION + " (commit " +
-                                        AML_GIT_COMMIT + ")\naml::comm backends: " +
-                                        (backends.empty() ? "none" : backends));
+  app.set_version_flag("--version",
+                       std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT +
+                           ")\naml::comm backends: " + (backends.empty() ? "none" : backends));
   app.add_option("--nnodes", raw.nnodes, "Number of nodes (overrides the scheduler's)");
   app.add_option("--node-rank", raw.node_rank,
                  "This node's index, 0-based (overrides the scheduler's)");

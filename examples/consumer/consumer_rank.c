@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 int main(void) {
-  printf("consumer_rank: rank %d of %d, master %d\n", aml_rank(), aml_world_size(), aml_is_master());
+  printf("consumer_rank: rank %d of %d, master %d\n", aml_rank(), aml_world_size(),
+         aml_is_master());
   return 0;
 }
