@@ -49,6 +49,18 @@ Result<std::optional<int>> flag_number(const std::string& flag, const std::strin
   return std::optional<int>(*value);
 }
 
+// A decimal number in [low, high] (above low when low is exclusive); the error says `expected`.
+Result<double> flag_decimal(const std::string& flag, const std::string& text, double low,
+                            bool low_exclusive, double high, const std::string& expected) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  bool in_range = low_exclusive ? value > low : value >= low;  // false for NaN too
+  if (end == text.c_str() || *end != '\0' || !in_range || value > high) {
+    return invalid(flag, text, expected);
+  }
+  return value;
+}
+
 std::optional<Error> finish(const RawFlags& raw, Options& options) {
   auto nnodes = flag_number("--nnodes", raw.nnodes, 1);
   if (!nnodes) return nnodes.error();
@@ -74,12 +86,10 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     return invalid("--format", raw.format, "json or text");
   }
   if (!raw.term_timeout.empty()) {
-    char* end = nullptr;
-    double seconds = std::strtod(raw.term_timeout.c_str(), &end);
-    if (end == raw.term_timeout.c_str() || *end != '\0' || !(seconds >= 0) || seconds > 86400) {
-      return invalid("--term-timeout", raw.term_timeout, "seconds from 0 to 86400");
-    }
-    options.term_timeout_seconds = seconds;
+    auto seconds = flag_decimal("--term-timeout", raw.term_timeout, 0, false, 86400,
+                                "seconds from 0 to 86400");
+    if (!seconds) return seconds.error();
+    options.term_timeout_seconds = *seconds;
   }
   if (options.preflight) {
     if (options.preflight->empty()) options.preflight = "gloo";
@@ -87,21 +97,17 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
       return invalid("--preflight", *options.preflight, "gloo, mpi or nccl");
   }
   if (!raw.preflight_min_busbw.empty()) {
-    char* end = nullptr;
-    double gbps = std::strtod(raw.preflight_min_busbw.c_str(), &end);
-    if (end == raw.preflight_min_busbw.c_str() || *end != '\0' || !(gbps > 0)) {
-      return invalid("--preflight-min-busbw", raw.preflight_min_busbw, "GB/s above 0");
-    }
+    auto gbps = flag_decimal("--preflight-min-busbw", raw.preflight_min_busbw, 0, true, 1e9,
+                             "GB/s above 0");
+    if (!gbps) return gbps.error();
     if (!options.preflight) options.preflight = "gloo";
-    options.preflight_min_busbw = gbps;
+    options.preflight_min_busbw = *gbps;
   }
   if (!raw.rdzv_timeout.empty()) {
-    char* end = nullptr;
-    double seconds = std::strtod(raw.rdzv_timeout.c_str(), &end);
-    if (end == raw.rdzv_timeout.c_str() || *end != '\0' || !(seconds > 0) || seconds > 604800) {
-      return invalid("--rdzv-timeout", raw.rdzv_timeout, "seconds, above 0 and up to 604800");
-    }
-    options.rdzv_timeout_seconds = seconds;
+    auto seconds = flag_decimal("--rdzv-timeout", raw.rdzv_timeout, 0, true, 604800,
+                                "seconds, above 0 and up to 604800");
+    if (!seconds) return seconds.error();
+    options.rdzv_timeout_seconds = *seconds;
   }
   if (!raw.max_restarts.empty()) {
     auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);

@@ -31,6 +31,10 @@ check "bad flag exits 2 naming it" bash -c "[ $status = 2 ] && grep -q -- '--npr
 check "bad flag starts nothing" [ ! -e "$WORK/ran" ]
 expect_status "unknown option exits 2" 2 clean "$BIN" --no-such-flag -- true
 expect_status "no command exits 2" 2 clean "$BIN"
+for bad in "--term-timeout -1" "--term-timeout 1s" "--rdzv-timeout 0" "--rdzv-timeout nan" \
+  "--preflight-min-busbw 0" "--preflight-min-busbw 2x" "--preflight=fast"; do
+  expect_status "$bad is refused with exit 2" 2 clean "$BIN" $bad -- true
+done
 out=$(clean "$BIN" -- /no/such/program 2>&1); status=$?
 check "a command that cannot run exits 127 naming it" bash -c "[ $status = 127 ] && grep -q /no/such/program <<<'$out'"
 
