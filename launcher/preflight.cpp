@@ -4,7 +4,7 @@
 // than the rest. Exit 0 only when all is well (and busbw reaches --min-busbw).
 //   usage: aml-preflight [--backend gloo|mpi|nccl] [--min-busbw GBPS] [--max BYTES]
 // AML_PREFLIGHT_FAULT=wrong:R or slow:R makes rank R see a wrong value or take longer, to
-// watch the preflight catch and name it.
+// watch the preflight catch and name it; AML_PREFLIGHT_MAX_BYTES lowers the largest size.
 #include <algorithm>
 #include <aml/comm.hpp>
 #include <chrono>
@@ -75,6 +75,13 @@ int main(int argc, char** argv) {
         stderr,
         "usage: aml-preflight [--backend gloo|mpi|nccl] [--min-busbw GBPS] [--max BYTES]\n");
     return 2;
+  }
+  if (const char* max = std::getenv("AML_PREFLIGHT_MAX_BYTES"); max != nullptr && *max) {
+    o.max_bytes = std::strtoull(max, nullptr, 10);
+    if (o.max_bytes < 8) {
+      std::fprintf(stderr, "aml-preflight: AML_PREFLIGHT_MAX_BYTES=%s: expected 8 or more\n", max);
+      return 2;
+    }
   }
   o.init.name = "preflight";
   auto made = aml::comm::init(o.init);
