@@ -1,5 +1,6 @@
 #include "comm/job_store.hpp"
 
+#include <atomic>
 #include <cstdlib>
 
 #include "topology/host_port.hpp"
@@ -19,7 +20,7 @@ Result<JobStore> open_job_store(const ProcessTopology& topology, const std::stri
                                 const std::string& name, std::chrono::milliseconds timeout) {
   // Every rank creates its communicators in the same order: the count names this one. The
   // restart count keeps a restarted round away from the keys of the last one.
-  static int created = 0;
+  static std::atomic<int> created{0};
   JobStore store;
   store.prefix = "comm/" + env_or(kRestartCountVariable, "0") + "/" + name + "/" +
                  std::to_string(created++) + "-" + purpose + "/";
