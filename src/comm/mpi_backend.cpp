@@ -1,11 +1,8 @@
 // MPI: Open MPI's own world, checked against the topology the environment describes.
 #include <mpi.h>
 
-#include <cstdlib>
-#include <optional>
-#include <utility>
-
 #include "comm/backends.hpp"
+#include "comm/mpi_world.hpp"
 
 namespace aml::comm {
 namespace {
@@ -60,52 +57,12 @@ class MpiCommunicator : public Communicator {
   bool finalize_;  // this communicator initialized MPI, so it finalizes it
 };
 
-Error world_mismatch(const ProcessTopology& t, int rank, int size, const std::string& seen_by) {
-  return backend_error("mpi", "rank " + std::to_string(rank) + " of " + std::to_string(size),
-                       "MPI's world (" + seen_by +
-                           ") to be the one the environment describes (rank " +
-                           std::to_string(t.rank) + " of " + std::to_string(t.world_size) +
-                           ", from the " + t.job.source +
-                           " source); start the ranks with mpirun, not with a per-node launch of "
-                           "aml-launch");
-}
-
-// What the MPI launcher told this process, before MPI_Init: a per-node launch's workers
-// inherit it but are not MPI ranks, and MPI_Init would abort them instead of returning.
-std::optional<std::pair<int, int>> launcher_world() {
-  for (auto [rank, size] : {std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                            std::pair{"PMI_RANK", "PMI_SIZE"}}) {
-    const char* r = std::getenv(rank);
-    const char* n = std::getenv(size);
-    if (r != nullptr && n != nullptr) return std::pair{std::atoi(r), std::atoi(n)};
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Communicator>> start_mpi(const ProcessTopology& t, const InitOptions&) {
-  if (auto world = launcher_world();
-      world && (world->first != t.rank || world->second != t.world_size)) {
-    return world_mismatch(t, world->first, world->second, "as mpirun's environment gives it");
-  }
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    if (rc != MPI_SUCCESS) return backend_error("mpi", "MPI_Init_thread", mpi_message(rc));
-  }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  int rank = -1, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rank != t.rank || size != t.world_size) {
-    auto disagreement = world_mismatch(t, rank, size, "as MPI_Init found it");
-    if (!initialized) MPI_Finalize();
-    return disagreement;
-  }
-  return std::unique_ptr<Communicator>(new MpiCommunicator(t, !initialized));
+  bool initialized_here = false;
+  if (auto joined = join_mpi_world(t, "mpi", initialized_here); !joined) return joined.error();
+  return std::unique_ptr<Communicator>(new MpiCommunicator(t, initialized_here));
 }
 
 }  // namespace aml::comm

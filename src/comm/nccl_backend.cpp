@@ -9,6 +9,8 @@
 #include <utility>
 #if AML_COMM_WITH_MPI
 #include <mpi.h>
+
+#include "comm/mpi_world.hpp"
 #endif
 
 #include "comm/backends.hpp"
@@ -77,29 +79,14 @@ struct IdExchange {
   }
 };
 
+#if AML_COMM_WITH_MPI
 bool under_mpi_launcher() {
-  return (std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr) &&
-         std::getenv("AML_LAUNCH_STORE") == nullptr;
+  return mpi_launcher_world() && std::getenv("AML_LAUNCH_STORE") == nullptr;
 }
 
-#if AML_COMM_WITH_MPI
 Result<bool> exchange_by_mpi(const ProcessTopology& t, ncclUniqueId& id, IdExchange& exchange) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
-      return backend_error("nccl", "MPI_Init_thread", "to succeed (for the unique id's MPI_Bcast)");
-    exchange.mpi_initialized_here = true;
-  }
-  int rank = -1, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rank != t.rank || size != t.world_size) {
-    return backend_error("nccl", "MPI rank " + std::to_string(rank) + " of " + std::to_string(size),
-                         "MPI's world to be the job's (rank " + std::to_string(t.rank) + " of " +
-                             std::to_string(t.world_size) + ")");
-  }
+  auto joined = join_mpi_world(t, "nccl", exchange.mpi_initialized_here);
+  if (!joined) return joined;
   // A failed ncclGetUniqueId on rank 0 still broadcasts (zeros): the others must not hang,
   // and NCCL's init then fails on every rank.
   if (t.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) id = ncclUniqueId{};
