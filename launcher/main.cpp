@@ -119,6 +119,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
   group.self.node_rank = t.node_rank;
   group.self.host = host_name();
+  group.self.pid = getpid();
   group.self.nnodes = t.nnodes;
   group.self.nproc_per_node = t.nproc_per_node;
   group.self.run_id = plan.run_id;

@@ -16,6 +16,7 @@ std::string to_json(const NodeInfo& info) {
   j["node_rank"] = info.node_rank;
   j["host"] = info.host;
   j["addr"] = info.addr;
+  j["pid"] = info.pid;
   j["nnodes"] = info.nnodes;
   j["nproc_per_node"] = info.nproc_per_node;
   j["run_id"] = info.run_id;
@@ -33,6 +34,7 @@ std::optional<NodeInfo> node_info_from_json(const std::string& text) {
     info.node_rank = j.at("node_rank").get<int>();
     info.host = j.at("host").get<std::string>();
     info.addr = j.at("addr").get<std::string>();
+    info.pid = j.at("pid").get<long>();
     info.nnodes = j.at("nnodes").get<int>();
     info.nproc_per_node = j.at("nproc_per_node").get<int>();
     info.run_id = j.at("run_id").get<std::string>();

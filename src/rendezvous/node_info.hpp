@@ -12,6 +12,7 @@ struct NodeInfo {
   int node_rank = 0;
   std::string host;  // its host name, for people
   std::string addr;  // its address as the other nodes reach it
+  long pid = 0;      // its launcher's: two launchers claiming one node rank differ at least here
   int nnodes = 1;
   int nproc_per_node = 1;
   std::string run_id;

@@ -172,6 +172,21 @@ alone=$(clean "$BIN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-p
   --rdzv-timeout 0.5 -- true 2>&1); status=$?
 check "a node alone: exit 2 after --rdzv-timeout naming node rank 1 ($status: $alone)" \
   bash -c '[ "$1" = 2 ] && grep -q "node rank(s) 1 of 2 did not" <<<"$2"' _ "$status" "$alone"
+# Two launchers claim node rank 1 of 2: the second one is refused, naming the first.
+port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+node() { clean "$BIN" --nnodes 2 --node-rank "$1" --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 10 -- sleep 2; }
+node 0 >/dev/null 2>&1 &
+first0=$!
+node 1 >/dev/null 2>&1 &
+first1=$!
+sleep 0.5
+twice=$(node 1 2>&1); status=$?
+wait $first0; s0=$?
+wait $first1; s1=$?
+check "a second node rank 1: exit 2 naming the node that has it ($status: $twice)" bash -c \
+  '[ "$1" = 2 ] && grep -q "NODE_RANK=1: expected a node rank of its own; node 1 (.*) at 127.0.0.1 joined with it first" <<<"$2"' \
+  _ "$status" "$twice"
+check "a second node rank 1: the first two nodes run on undisturbed ($s0 $s1)" [ "$s0 $s1" = "0 0" ]
 expect_status "--rdzv-timeout that is not a number of seconds is refused" 2 clean "$BIN" --rdzv-timeout soon -- true
 expect_status "--framework other is refused" 2 clean "$BIN" --framework jax -- true
 expect_status "--local-ranks-filter that is not a list is refused" 2 clean "$BIN" --local-ranks-filter 0,x -- true

@@ -24,11 +24,13 @@ NodeInfo node(int rank, int nproc = 2, std::string run_id = "run-1") {
 
 TEST(NodeInfo, SurvivesJson) {
   NodeInfo original = node(2);
+  original.pid = 4242;
   auto back = node_info_from_json(to_json(original));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->node_rank, 2);
   EXPECT_EQ(back->host, "host2");
   EXPECT_EQ(back->addr, "10.0.0.3");
+  EXPECT_EQ(back->pid, 4242);
   EXPECT_EQ(back->nproc_per_node, 2);
   EXPECT_EQ(back->run_id, "run-1");
   EXPECT_EQ(back->tf_ports, (std::vector<int>{4002, 5002}));
