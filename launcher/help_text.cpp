@@ -51,9 +51,10 @@ MASTER_ADDR) when unset, and with --framework tensorflow a TF_CONFIG naming ever
 
 Supervision: every worker runs in its own process group, its argv executed directly. Its
 stdout and stderr are relayed line by line (tagged when there are several local workers) and
-written whole to --log-dir. When one worker fails, the others get SIGCONT+SIGTERM, then
-SIGKILL after --term-timeout; aml-launch reports which rank failed first and how, with the end
-of its stderr. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to every worker's group; TERM
+written whole to --log-dir; with a log file, stdout goes straight into it and the console
+follows the file, so a slow console never holds the workers up. When one worker fails, the
+others get SIGCONT+SIGTERM, then SIGKILL after --term-timeout; aml-launch reports which rank
+failed first and how, with the end of its stderr. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to every worker's group; TERM
 and INT stop the job (a second INT kills at once). Orphaned descendants are reaped (aml-launch
 is a child subreaper, or PID 1) and killed when the workers are done: nothing is left behind.
 

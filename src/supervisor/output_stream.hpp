@@ -1,26 +1,19 @@
-// One output stream (stdout or stderr) of one worker: read from its pipe and relayed line by
-// line, so that lines of different workers never mix on the console or in the log file.
+// One output stream (stdout or stderr) of one worker, read from its pipe and relayed line by
+// line (LineRelay).
 #pragma once
 
-#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "supervisor/line_relay.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml {
 
-struct StreamSinks {
-  int console_fd = -1;     // where lines are shown; -1 when this rank is filtered out
-  std::string tag;         // put before every console line ("" for none)
-  int log_fd = -1;         // the rank's log file, written untagged; -1 for none
-  bool keep_tail = false;  // remember the last lines (stderr, for the failure summary)
-};
-
 class OutputStream {
  public:
-  OutputStream(UniqueFd pipe, StreamSinks sinks);
+  OutputStream(UniqueFd pipe, StreamSinks sinks)
+      : pipe_(std::move(pipe)), relay_(std::move(sinks)) {}
 
   int fd() const { return pipe_.get(); }
   bool is_open() const { return static_cast<bool>(pipe_); }
@@ -40,27 +33,14 @@ class OutputStream {
   }
 
   // The last `count` lines seen (only with keep_tail).
-  std::vector<std::string> tail(std::size_t count) const;
+  std::vector<std::string> tail(std::size_t count) const { return relay_.tail(count); }
 
  private:
-  void consume(std::string_view data);
-  // Whole lines, in two pieces so that a line completed across reads need not be joined
-  // with the rest of the buffer.
-  void emit(std::string_view first, std::string_view rest = {});
-  void append_tagged(std::string_view whole_lines);
-  void grow_tagged(std::size_t at_least);
-  static void write_pieces(int fd, std::string_view first, std::string_view rest);
   void finish();
 
   UniqueFd pipe_;
   int epoll_fd_ = -1;
-  StreamSinks sinks_;
-  std::string partial_;  // bytes after the last newline, waiting for the rest of their line
-  std::string tail_;
-  // Reused buffer for tagged console output; lines always end in a newline here.
-  std::unique_ptr<char[]> tagged_;
-  std::size_t tagged_size_ = 0;
-  std::size_t tagged_capacity_ = 0;
+  LineRelay relay_;
 };
 
 }  // namespace aml

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -17,8 +18,10 @@
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
+#include "supervisor/log_tail.hpp"
 #include "supervisor/output_stream.hpp"
 #include "supervisor/peer_link.hpp"
+#include "supervisor/rank_log.hpp"
 #include "supervisor/spawn.hpp"
 
 namespace aml {
@@ -86,15 +89,26 @@ struct Worker {
   bool alive = false;
   int wait_status = 0;
   std::chrono::system_clock::time_point ended;
+  // stdout: a pipe, or straight into the log file (read back for the console by out_tail,
+  // or not at all for a rank the console does not show)
   std::unique_ptr<OutputStream> out;
+  std::unique_ptr<LogTail> out_tail;
   std::unique_ptr<OutputStream> err;
+
+  int open_streams() const {
+    return (out && out->is_open()) + (out_tail && out_tail->is_open()) + err->is_open();
+  }
+  void drain_pipes() {
+    if (out) out->drain();
+    err->drain();
+  }
 };
 
 // One round: every local worker from start to end, and nothing of theirs left afterwards.
 class Round {
  public:
   Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
-        const std::vector<UniqueFd>& log_files)
+        const std::vector<std::unique_ptr<RankLog>>& log_files)
       : options_(options),
         original_mask_(original_mask),
         signal_fd_(signal_fd),
@@ -130,6 +144,7 @@ class Round {
  private:
   static constexpr std::uint64_t kSignalKey = ~0ull;
   static constexpr std::uint64_t kPeersKey = ~1ull;
+  static constexpr std::uint64_t kLogWritesKey = ~2ull;
 
   void watch(int fd, std::uint64_t key) {
     epoll_event event{};
@@ -139,35 +154,101 @@ class Round {
   }
 
   bool start(WorkerLaunch launch, std::size_t index) {
-    auto out = make_pipe();
-    auto err = make_pipe();
-    if (!out || !err) return fail_to_start(system_error("pipe2", "worker output"));
     const OutputOptions& o = options_.output;
     bool shown = !o.console_local_ranks || o.console_local_ranks->count(launch.local_rank) > 0;
     std::string tag = expand_tag(o.tag_template, launch.rank, launch.local_rank);
-    int log_fd = index < log_files_.size() ? log_files_[index].get() : -1;
+    RankLog* log = index < log_files_.size() ? log_files_[index].get() : nullptr;
+    StreamSinks console{shown ? STDOUT_FILENO : -1, tag, nullptr, false};
+
+    // stdout straight into the log file where there is one (and the console, if it shows
+    // this rank, can follow the file); else through a pipe.
+    UniqueFd stdout_file;
+    std::unique_ptr<LogTail> tail;
+    if (log != nullptr && (!shown || (log->readable() && log_writes() >= 0))) {
+      if (shown) {
+        tail = std::make_unique<LogTail>(*log, console);  // from the file's end before the start
+        if (!tail->watch_with(log_writes())) tail.reset();
+      }
+      if (!shown || tail) stdout_file = log->open_for_worker();
+      if (!stdout_file) tail.reset();
+    }
+    std::optional<Pipe> out;
+    if (!stdout_file && !(out = make_pipe())) {
+      return fail_to_start(system_error("pipe2", "worker output"));
+    }
+    auto err = make_pipe();
+    if (!err) return fail_to_start(system_error("pipe2", "worker output"));
     // Only local rank 0 reads the launcher's stdin, as with mpirun; the others read nothing.
     UniqueFd null_input;
     if (launch.local_rank != 0) null_input.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
-    SpawnRequest request{launch.argv,      launch.environ,   original_mask_,
-                         null_input.get(), out->write.get(), err->write.get()};
+    SpawnRequest request{launch.argv,
+                         launch.environ,
+                         original_mask_,
+                         null_input.get(),
+                         stdout_file ? stdout_file.get() : out->write.get(),
+                         err->write.get()};
     auto pid = spawn_worker(request);
     if (!pid) return fail_to_start(pid.error());
     Worker worker;
     worker.launch = std::move(launch);
     worker.pid = *pid;
     worker.alive = true;
-    worker.out = std::make_unique<OutputStream>(
-        std::move(out->read), StreamSinks{shown ? STDOUT_FILENO : -1, tag, log_fd, false});
+    if (out) {
+      console.log = log;
+      worker.out = std::make_unique<OutputStream>(std::move(out->read), console);
+      watch(worker.out->fd(), 2 * index);
+      worker.out->watch_with(epoll_.get());
+    }
+    worker.out_tail = std::move(tail);
     worker.err = std::make_unique<OutputStream>(
-        std::move(err->read), StreamSinks{shown ? STDERR_FILENO : -1, tag, log_fd, true});
-    watch(worker.out->fd(), 2 * index);
+        std::move(err->read), StreamSinks{shown ? STDERR_FILENO : -1, tag, log, true});
     watch(worker.err->fd(), 2 * index + 1);
-    worker.out->watch_with(epoll_.get());
     worker.err->watch_with(epoll_.get());
     workers_.push_back(std::move(worker));
     ++alive_;
     return true;
+  }
+
+  // One inotify instance for the round's log files, made when first needed; -1 if there can
+  // be none (the per-user limit on instances), and then stdout goes through pipes.
+  int log_writes() {
+    if (!log_writes_tried_) {
+      log_writes_tried_ = true;
+      log_writes_.reset(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+      if (log_writes_) watch(log_writes_.get(), kLogWritesKey);
+    }
+    return log_writes_.get();
+  }
+
+  // Which log files were written to: their tails have something to read.
+  void take_log_writes() {
+    alignas(inotify_event) char events[4096];
+    ssize_t n;
+    while ((n = read(log_writes_.get(), events, sizeof(events))) > 0) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* event = reinterpret_cast<const inotify_event*>(events + at);
+        for (Worker& w : workers_) {
+          // An overflowed queue names no file: every tail looks.
+          if (w.out_tail && (event->wd == w.out_tail->watch_descriptor() || event->wd < 0)) {
+            w.out_tail->changed();
+          }
+        }
+        at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      }
+    }
+  }
+
+  void stop_console_catch_up() {
+    for (Worker& w : workers_) {
+      if (w.out_tail) w.out_tail->close_now();
+    }
+  }
+
+  bool tails_pending() const {
+    for (const Worker& w : workers_) {
+      if (w.out_tail && w.out_tail->pending()) return true;
+    }
+    return false;
   }
 
   bool fail_to_start(Error error) {
@@ -185,7 +266,7 @@ class Round {
 
   int open_streams() const {
     int open = 0;
-    for (const Worker& w : workers_) open += w.out->is_open() + w.err->is_open();
+    for (const Worker& w : workers_) open += w.open_streams();
     return open;
   }
 
@@ -198,6 +279,7 @@ class Round {
     if (swept_ && open_streams() > 0) at_most(milliseconds_until(drain_deadline_));
     const bool listening = options_.peers != nullptr && !peers_stopped_;
     if (listening) at_most(options_.peers->next_poll_ms());
+    if (tails_pending()) at_most(0);
     epoll_event events[64];
     int n = epoll_wait(epoll_.get(), events, 64, timeout_ms);
     if (n < 0 && errno != EINTR) n = 0;
@@ -207,10 +289,15 @@ class Round {
         take_signals();
       } else if (events[i].data.u64 == kPeersKey) {
         peers_readable = true;
+      } else if (events[i].data.u64 == kLogWritesKey) {
+        take_log_writes();
       } else {
         Worker& w = workers_[events[i].data.u64 / 2];
         (events[i].data.u64 % 2 == 0 ? w.out : w.err)->drain();
       }
+    }
+    for (Worker& w : workers_) {
+      if (w.out_tail && w.out_tail->pending()) w.out_tail->drain();
     }
     if (listening) hear_peers(peers_readable);
     if (tearing_down_ && !killed_ && Clock::now() >= deadline_) {
@@ -219,7 +306,7 @@ class Round {
     }
     if (swept_ && Clock::now() >= drain_deadline_) {
       for (Worker& w : workers_) {
-        w.out->close();
+        if (w.out) w.out->close();
         w.err->close();
       }
     }
@@ -278,6 +365,9 @@ class Round {
         }
         stop_requested_ = true;
         begin_teardown();
+        // Asked to stop while the console catches up with what the workers wrote: it stops
+        // there (the log files hold all of it).
+        if (swept_) stop_console_catch_up();
       }
     }
   }
@@ -304,8 +394,7 @@ class Round {
         if (options_.peers != nullptr) {
           // What it wrote before it died goes with the news (its pipe holds all of it now,
           // unless a child of its own still writes there).
-          worker.out->drain();
-          worker.err->drain();
+          worker.drain_pipes();
           WorkerExit exit = *outcome_.first_failure;
           exit.stderr_tail = worker.err->tail(20);
           tell_peers(job_failure_of(exit, -1, {}));
@@ -338,6 +427,10 @@ class Round {
     if (!swept_) {
       swept_ = true;
       drain_deadline_ = Clock::now() + kDrainGrace;
+      // Nothing of ours writes to the log files any more.
+      for (Worker& w : workers_) {
+        if (w.out_tail) w.out_tail->read_to_end_and_close();
+      }
     }
     if (first_failed_ >= 0 && outcome_.first_failure) {
       outcome_.first_failure->stderr_tail = workers_[first_failed_].err->tail(20);
@@ -347,8 +440,10 @@ class Round {
   const RunOptions& options_;
   const sigset_t& original_mask_;
   int signal_fd_;
-  const std::vector<UniqueFd>& log_files_;
+  const std::vector<std::unique_ptr<RankLog>>& log_files_;
   UniqueFd epoll_;
+  UniqueFd log_writes_;  // inotify
+  bool log_writes_tried_ = false;
   std::vector<Worker> workers_;
   int first_failed_ = -1;  // index into workers_
   int alive_ = 0;
@@ -381,7 +476,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   if (getpid() != 1) prctl(PR_SET_CHILD_SUBREAPER, 1);
 
   RunOutcome outcome;
-  std::vector<UniqueFd> log_files;
+  std::vector<std::unique_ptr<RankLog>> log_files;
   for (int restart = 0;; ++restart) {
     // No worker runs while the round is prepared (in a multi-node job the nodes meet then,
     // which may take long): signals act as usual, so that TERM ends the launcher at once.
@@ -405,8 +500,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       }
       for (const WorkerLaunch& launch : round_launches) {
         std::string path = options.output.log_dir + "/" + log_file_name(launch.rank);
-        log_files.emplace_back(
-            open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644));
+        log_files.push_back(RankLog::create(path));
         if (!log_files.back()) {
           outcome.start_error = system_error("log file", path);
           outcome.exit_code = 2;

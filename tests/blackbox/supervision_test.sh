@@ -68,6 +68,43 @@ out=$(clean "$BIN" --nproc-per-node 3 --local-ranks-filter 1 --log-dir "$WORK/fi
 check "filter shows only local rank 1" [ "$out" = "[rank 1] rank 1" ]
 check "filter keeps every log file" bash -c "grep -qx 'rank 0' '$WORK/filter/std_log_process_0.txt' && grep -qx 'rank 2' '$WORK/filter/std_log_process_2.txt'"
 
+# --- With a log file, a worker's stdout is that file (its write is the only copy); the
+# console follows the file, and gets none of the stderr lines the launcher adds to it.
+clean "$BIN" --nproc-per-node 2 --log-dir "$WORK/direct" -- sh -c \
+  'echo out $RANK; echo err $RANK >&2; readlink /proc/self/fd/1; echo out again $RANK' \
+  >"$WORK/direct.out" 2>"$WORK/direct.err"
+check "stdout is the rank's log file" \
+  grep -qx "\[rank 1\] $WORK/direct/std_log_process_1.txt" "$WORK/direct.out"
+check "console stdout: the stdout lines only" bash -c "[ \"\$(grep -c err '$WORK/direct.out')\" = 0 ] &&
+  grep -qx '\[rank 0\] out again 0' '$WORK/direct.out'"
+check "console stderr: the stderr lines" grep -qx '\[rank 1\] err 1' "$WORK/direct.err"
+check "log file: both streams" bash -c "grep -qx 'err 0' '$WORK/direct/std_log_process_0.txt' &&
+  grep -qx 'out again 0' '$WORK/direct/std_log_process_0.txt'"
+out=$(clean "$BIN" -- sh -c 'readlink /proc/self/fd/1')
+check "without a log file stdout is a pipe" bash -c "[[ '$out' == pipe:* ]]"
+
+# A console that reads nothing for a while does not hold the workers up: they write 20 MB
+# and finish while it sleeps, and it still gets every byte afterwards.
+clean "$BIN" --nproc-per-node 2 --log-dir "$WORK/slow" -- sh -c \
+  "head -c 10000000 /dev/zero | tr '\\\\0' 'x' | fold -w 99; touch '$WORK/slow-done-'\$RANK" |
+  { sleep 3; [ -e "$WORK/slow-done-0" ] && [ -e "$WORK/slow-done-1" ] && echo finished-first >"$WORK/slow-verdict"
+    wc -l >"$WORK/slow-lines"; }
+check "slow console: the workers finished before it read anything" [ -e "$WORK/slow-verdict" ]
+check "slow console: then every line (2 x 101,011)" [ "$(cat "$WORK/slow-lines")" = 202022 ]
+
+# A log file the launcher may write but not read (made by someone else): stdout goes through
+# a pipe as without a log file, and nothing is lost either way.
+mkdir -p "$WORK/unreadable" && chown nobody "$WORK/unreadable"
+touch "$WORK/unreadable/std_log_process_0.txt" && chown nobody "$WORK/unreadable/std_log_process_0.txt"
+chmod 200 "$WORK/unreadable/std_log_process_0.txt"
+chmod 755 "$WORK"
+out=$(clean setpriv --reuid=nobody --regid=nogroup --clear-groups "$BIN" --log-dir "$WORK/unreadable" \
+  -- sh -c 'seq 3; readlink /proc/self/fd/1')
+check "unreadable log file: the console still gets every line, through a pipe" \
+  bash -c "[[ '$out' == \$'1\n2\n3\npipe:'* ]]"
+check "unreadable log file: it still gets every line" \
+  bash -c "[[ \"\$(head -3 '$WORK/unreadable/std_log_process_0.txt')\" == \$'1\n2\n3' ]]"
+
 # --- Azure ML: per-rank logs default to user_logs/std_log_process_<rank>.txt.
 (cd "$WORK" && clean AZUREML_RUN_ID=run_1 "$BIN" --nproc-per-node 2 -- sh -c 'echo azure $RANK' >/dev/null)
 check "Azure ML default log layout" bash -c "grep -qx 'azure 1' '$WORK/user_logs/std_log_process_1.txt'"

@@ -5,8 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 
+#include "supervisor/rank_log.hpp"
 #include "supervisor/run_workers.hpp"
 
 namespace aml {
@@ -18,6 +20,27 @@ struct MemFile {
   std::string contents() const {
     std::string out(static_cast<std::size_t>(lseek(fd.get(), 0, SEEK_END)), '\0');
     pread(fd.get(), out.data(), out.size(), 0);
+    return out;
+  }
+};
+
+// A rank's log file in a directory of its own, removed afterwards.
+struct TempLog {
+  std::string dir;
+  std::unique_ptr<RankLog> log;
+  TempLog() {
+    char name[] = "/tmp/aml-log-XXXXXX";
+    dir = mkdtemp(name);
+    log = RankLog::create(dir + "/log.txt");
+  }
+  ~TempLog() {
+    log.reset();
+    unlink((dir + "/log.txt").c_str());
+    rmdir(dir.c_str());
+  }
+  std::string contents() const {
+    std::string out(static_cast<std::size_t>(log->size()), '\0');
+    pread(log->fd(), out.data(), out.size(), 0);
     return out;
   }
 };
@@ -42,10 +65,11 @@ struct PipePair {
 };
 
 TEST(OutputStream, JoinsLinesSplitAcrossReadsAndTagsEachLine) {
-  MemFile console, log;
+  MemFile console;
+  TempLog log;
   PipePair pipe;
   OutputStream stream(std::move(pipe.read),
-                      StreamSinks{console.fd.get(), "[rank 3] ", log.fd.get(), false});
+                      StreamSinks{console.fd.get(), "[rank 3] ", log.log.get(), false});
   pipe.send("first li");
   stream.drain();
   EXPECT_EQ(console.contents(), "");  // no whole line yet
@@ -60,9 +84,9 @@ TEST(OutputStream, JoinsLinesSplitAcrossReadsAndTagsEachLine) {
 }
 
 TEST(OutputStream, FilteredRankWritesOnlyItsLog) {
-  MemFile log;
+  TempLog log;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{-1, "[rank 1] ", log.fd.get(), false});
+  OutputStream stream(std::move(pipe.read), StreamSinks{-1, "[rank 1] ", log.log.get(), false});
   pipe.send("a\nb\n");
   pipe.write.reset();
   drain_to_end(stream);
@@ -72,7 +96,7 @@ TEST(OutputStream, FilteredRankWritesOnlyItsLog) {
 TEST(OutputStream, KeepsTheLastTwentyLinesOfStderr) {
   MemFile console;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", -1, true});
+  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", nullptr, true});
   std::string data;
   for (int i = 0; i < 50; ++i) data += "line " + std::to_string(i) + "\n";
   pipe.send(data);
@@ -89,7 +113,7 @@ TEST(OutputStream, KeepsTheLastTwentyLinesOfStderr) {
 TEST(OutputStream, CloseFlushesAPartialLine) {
   MemFile console;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", -1, false});
+  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", nullptr, false});
   pipe.send("held open by a grandchild");
   stream.drain();
   stream.close();

@@ -1,0 +1,84 @@
+#include "supervisor/log_tail.hpp"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "supervisor/rank_log.hpp"
+
+namespace aml {
+namespace {
+
+constexpr int kReadsPerWakeup = 8;  // then let the other workers have their turn
+
+}  // namespace
+
+LogTail::LogTail(RankLog& log, StreamSinks console)
+    : log_(log), relay_(std::move(console)), offset_(log.size()) {
+  log_.track_own_writes(offset_);
+}
+
+LogTail::~LogTail() {
+  if (open_) log_.stop_tracking();
+}
+
+bool LogTail::watch_with(int inotify_fd) {
+  // Through the launcher's own descriptor: the file, even if its name has moved.
+  std::string self = "/proc/self/fd/" + std::to_string(log_.fd());
+  watch_ = inotify_add_watch(inotify_fd, self.c_str(), IN_MODIFY);
+  if (watch_ < 0) watch_ = inotify_add_watch(inotify_fd, log_.path().c_str(), IN_MODIFY);
+  if (watch_ < 0) return false;
+  inotify_fd_ = inotify_fd;
+  return true;
+}
+
+void LogTail::read_to_end_and_close() {
+  closing_ = true;
+  close_at_ = log_.size();
+  pending_ = true;
+}
+
+void LogTail::drain() {
+  std::span<char> buffer = relay_read_buffer();
+  for (int reads = 0; reads < kReadsPerWakeup && pending(); ++reads) {
+    std::size_t want = buffer.size();
+    if (closing_) want = static_cast<std::size_t>(std::clamp<off_t>(close_at_ - offset_, 0, want));
+    ssize_t n = want == 0 ? 0 : pread(log_.fd(), buffer.data(), want, offset_);
+    if (n < 0 && errno == EINTR) continue;
+    if (n > 0) relay(buffer.data(), offset_, offset_ + n);
+    if (n <= 0 || static_cast<std::size_t>(n) < buffer.size()) {
+      // At the end for now: the next write is reported (after its bytes are in the file).
+      pending_ = false;
+      if (closing_) close();
+    }
+  }
+}
+
+void LogTail::relay(const char* data, off_t from, off_t to) {
+  auto& own = log_.own_writes();  // in file order: skipped, and dropped once passed
+  off_t at = from;
+  while (at < to) {
+    while (!own.empty() && own.front().end <= at) own.pop_front();
+    if (!own.empty() && own.front().begin <= at) {
+      at = std::min(to, own.front().end);
+      continue;
+    }
+    off_t stop = own.empty() ? to : std::min(to, own.front().begin);
+    relay_.consume(std::string_view(data + (at - from), static_cast<std::size_t>(stop - at)));
+    at = stop;
+  }
+  offset_ = to;
+}
+
+void LogTail::close() {
+  relay_.finish();
+  if (watch_ >= 0) inotify_rm_watch(inotify_fd_, watch_);
+  watch_ = -1;
+  log_.stop_tracking();
+  open_ = false;
+}
+
+}  // namespace aml

@@ -1,0 +1,19 @@
+// Puts a tag before every line: the console's hot loop when several workers share it.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace aml {
+
+struct TaggedLines {
+  std::size_t consumed = 0;  // input bytes done: whole lines only
+  std::size_t written = 0;   // output bytes
+};
+
+// Copies as many whole lines of `lines` (each ends in '\n') into `out` as fit in `room` bytes,
+// each after `tag`. The copy moves 16-byte blocks and may scribble up to 16 bytes past what it
+// reports written, never past `room`. Nothing is consumed when the first line does not fit.
+TaggedLines tag_lines(std::string_view lines, std::string_view tag, char* out, std::size_t room);
+
+}  // namespace aml
