@@ -124,8 +124,16 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     lines_per_worker = (1 << 30) // 100 // 8
     work = tempfile.mkdtemp(prefix="aml-relay-")
 
+    def fresh():
+        # Every run starts from an empty folder, with the last run's files written back: none
+        # pays for truncating or writing back another's.
+        for f in os.listdir(work):
+            path = f"{work}/{f}"
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        os.sync()
+
     def direct():
-        os.sync()  # no writeback of the last run's files during this one
+        fresh()
         start = time.perf_counter()
         procs = []
         for i in range(8):
@@ -136,7 +144,7 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
         return time.perf_counter() - start
 
     def through_aml(console, flags=()):
-        os.sync()
+        fresh()
         with open(console, "wb") as out:
             elapsed, status = timed([AML, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", *flags,
                                      "--", FLOOD, str(lines_per_worker)], stdout=out)
@@ -162,9 +170,6 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
         for _ in range(runs):
             for name, run in runners.items():
                 samples[name].append(run())
-            for f in os.listdir(work):
-                path = f"{work}/{f}"
-                shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     base = statistics.median(samples["workers writing straight to files"])

@@ -12,8 +12,7 @@ struct TaggedLines {
 };
 
 // Copies as many whole lines of `lines` (each ends in '\n') into `out` as fit in `room` bytes,
-// each after `tag`. The copy moves 16-byte blocks and may scribble up to 16 bytes past what it
-// reports written, never past `room`. Nothing is consumed when the first line does not fit.
+// each after `tag`. Nothing is consumed when the first line does not fit.
 TaggedLines tag_lines(std::string_view lines, std::string_view tag, char* out, std::size_t room);
 
 }  // namespace aml

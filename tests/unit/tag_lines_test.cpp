@@ -20,7 +20,7 @@ std::string tagged_naively(std::string_view lines, std::string_view tag) {
   return out;
 }
 
-// Lines of random lengths (empty ones, short ones, some over the 128-byte fast path), with
+// Lines of random lengths (empty ones, short ones, some of hundreds of bytes), with
 // every byte value but the newline inside them.
 std::string random_lines(std::mt19937& random, std::size_t count) {
   std::string lines;
