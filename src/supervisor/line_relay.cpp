@@ -1,15 +1,13 @@
 #include "supervisor/line_relay.hpp"
 
-#include <sys/uio.h>
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
 
+#include "supervisor/console.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/tag_lines.hpp"
-#include "util/write_all.hpp"
 
 namespace aml {
 namespace {
@@ -17,16 +15,6 @@ namespace {
 constexpr std::size_t kMaxLine = 4 * 1024 * 1024;  // a longer "line" is written out in pieces
 constexpr std::size_t kTailBytes = 64 * 1024;
 constexpr std::size_t kTailLines = 20;
-
-void write_pieces(int fd, std::string_view first, std::string_view rest) {
-  if (rest.empty()) {
-    write_all(fd, first);
-    return;
-  }
-  iovec pieces[2] = {{const_cast<char*>(first.data()), first.size()},
-                     {const_cast<char*>(rest.data()), rest.size()}};
-  writev_all(fd, pieces, 2);
-}
 
 }  // namespace
 
@@ -61,9 +49,9 @@ void LineRelay::consume(std::string_view data) {
 
 void LineRelay::emit(std::string_view first, std::string_view rest) {
   if (sinks_.log != nullptr) sinks_.log->append(first, rest);
-  if (sinks_.console_fd >= 0) {
+  if (sinks_.console != nullptr) {
     if (sinks_.tag.empty()) {
-      write_pieces(sinks_.console_fd, first, rest);
+      sinks_.console->write(first, rest);
     } else {
       // One copy into a buffer with the tags, one write: cheaper than a writev of two pieces
       // per line, whose per-piece cost dominates for short lines.
@@ -88,10 +76,10 @@ void LineRelay::write_tagged(std::string_view lines) {
     if (done.consumed == 0) {
       // One line longer than the buffer: as it is, after its tag.
       std::size_t length = lines.find('\n') + 1;
-      write_pieces(sinks_.console_fd, tag, lines.substr(0, length));
+      sinks_.console->write(tag, lines.substr(0, length));
       done.consumed = length;
     } else {
-      write_all(sinks_.console_fd, std::string_view(buffer.data(), done.written));
+      sinks_.console->write(std::string_view(buffer.data(), done.written));
     }
     lines.remove_prefix(done.consumed);
   }

@@ -12,13 +12,14 @@
 
 namespace aml {
 
+class Console;
 class RankLog;
 
 struct StreamSinks {
-  int console_fd = -1;     // where lines are shown; -1 when this rank is filtered out
-  std::string tag;         // put before every console line ("" for none)
-  RankLog* log = nullptr;  // the rank's log file, written untagged; null for none
-  bool keep_tail = false;  // remember the last lines (stderr, for the failure summary)
+  Console* console = nullptr;  // where lines are shown; null when this rank is filtered out
+  std::string tag;             // put before every console line ("" for none)
+  RankLog* log = nullptr;      // the rank's log file, written untagged; null for none
+  bool keep_tail = false;      // remember the last lines (stderr, for the failure summary)
 };
 
 class LineRelay {

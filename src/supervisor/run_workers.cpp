@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 
+#include "supervisor/console.hpp"
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
@@ -83,6 +84,12 @@ bool make_directories(const std::string& path) {
   return true;
 }
 
+// The launcher's stdout and stderr, for the whole run.
+struct Consoles {
+  Console out{STDOUT_FILENO};
+  Console err{STDERR_FILENO};
+};
+
 struct Worker {
   WorkerLaunch launch;
   pid_t pid = 0;
@@ -108,11 +115,12 @@ struct Worker {
 class Round {
  public:
   Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
-        const std::vector<std::unique_ptr<RankLog>>& log_files)
+        const std::vector<std::unique_ptr<RankLog>>& log_files, Consoles& consoles)
       : options_(options),
         original_mask_(original_mask),
         signal_fd_(signal_fd),
-        log_files_(log_files) {}
+        log_files_(log_files),
+        consoles_(consoles) {}
 
   RunOutcome run(std::vector<WorkerLaunch> launches) {
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
@@ -123,7 +131,7 @@ class Round {
     for (std::size_t i = 0; i < launches.size(); ++i) {
       if (!start(std::move(launches[i]), i)) break;
     }
-    while (alive_ > 0 || open_streams() > 0 || waiting_for_peers()) {
+    while (alive_ > 0 || open_streams() > 0 || waiting_for_peers() || consoles_blocked()) {
       if (alive_ == 0 && !swept_) sweep();
       if (alive_ == 0 && open_streams() == 0 && waiting_for_peers() && !told_success_) {
         told_success_ = true;
@@ -145,12 +153,13 @@ class Round {
   static constexpr std::uint64_t kSignalKey = ~0ull;
   static constexpr std::uint64_t kPeersKey = ~1ull;
   static constexpr std::uint64_t kLogWritesKey = ~2ull;
+  static constexpr std::uint64_t kConsoleKey = ~3ull;  // and ~4: stdout, stderr
 
-  void watch(int fd, std::uint64_t key) {
+  void watch(int fd, std::uint64_t key, std::uint32_t events = EPOLLIN, int op = EPOLL_CTL_ADD) {
     epoll_event event{};
-    event.events = EPOLLIN;
+    event.events = events;
     event.data.u64 = key;
-    epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event);
+    epoll_ctl(epoll_.get(), op, fd, &event);
   }
 
   bool start(WorkerLaunch launch, std::size_t index) {
@@ -158,7 +167,7 @@ class Round {
     bool shown = !o.console_local_ranks || o.console_local_ranks->count(launch.local_rank) > 0;
     std::string tag = expand_tag(o.tag_template, launch.rank, launch.local_rank);
     RankLog* log = index < log_files_.size() ? log_files_[index].get() : nullptr;
-    StreamSinks console{shown ? STDOUT_FILENO : -1, tag, nullptr, false};
+    StreamSinks console{shown ? &consoles_.out : nullptr, tag, nullptr, false};
 
     // stdout straight into the log file where there is one (and the console, if it shows
     // this rank, can follow the file); else through a pipe.
@@ -201,7 +210,7 @@ class Round {
     }
     worker.out_tail = std::move(tail);
     worker.err = std::make_unique<OutputStream>(
-        std::move(err->read), StreamSinks{shown ? STDERR_FILENO : -1, tag, log, true});
+        std::move(err->read), StreamSinks{shown ? &consoles_.err : nullptr, tag, log, true});
     watch(worker.err->fd(), 2 * index + 1);
     worker.err->watch_with(epoll_.get());
     workers_.push_back(std::move(worker));
@@ -245,10 +254,56 @@ class Round {
   }
 
   bool tails_pending() const {
+    if (relays_paused_) return false;
     for (const Worker& w : workers_) {
       if (w.out_tail && w.out_tail->pending()) return true;
     }
     return false;
+  }
+
+  bool consoles_blocked() const { return consoles_.out.blocked() || consoles_.err.blocked(); }
+
+  // While a console takes nothing, no relay reads (pipes stay out of the readable events,
+  // tails wait): the workers' pipes fill and hold them, their log files keep what they write,
+  // and nothing piles up in the launcher. It goes on with signals, failures and peers.
+  void pause_relays_while_blocked() {
+    if (consoles_blocked() && (stop_requested_ || console_stuck_at_the_end())) {
+      // Stopping, or the job is over and the console took nothing for a grace period: the
+      // log files have all of it.
+      if (consoles_.out.blocked()) consoles_.out.give_up();
+      if (consoles_.err.blocked()) consoles_.err.give_up();
+    }
+    Console* consoles[2] = {&consoles_.out, &consoles_.err};
+    for (int i = 0; i < 2; ++i) {
+      if (consoles[i]->blocked() != console_watched_[i]) {
+        console_watched_[i] = consoles[i]->blocked();
+        if (console_watched_[i]) {
+          watch(consoles[i]->fd(), kConsoleKey - static_cast<std::uint64_t>(i), EPOLLOUT);
+        } else {
+          epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, consoles[i]->fd(), nullptr);
+        }
+      }
+    }
+    const bool pause = consoles_blocked();
+    if (pause == relays_paused_) return;
+    relays_paused_ = pause;
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      Worker& w = workers_[i];
+      const std::uint32_t events = pause ? 0u : std::uint32_t{EPOLLIN};
+      if (w.out && w.out->is_open()) watch(w.out->fd(), 2 * i, events, EPOLL_CTL_MOD);
+      if (w.err->is_open()) watch(w.err->fd(), 2 * i + 1, events, EPOLL_CTL_MOD);
+    }
+  }
+
+  bool console_stuck_at_the_end() const {
+    if (!swept_) return false;
+    auto last = std::max(consoles_.out.last_progress(), consoles_.err.last_progress());
+    return Clock::now() >= last + grace();
+  }
+
+  Clock::duration grace() const {
+    return std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(options_.term_timeout_seconds));
   }
 
   bool fail_to_start(Error error) {
@@ -276,7 +331,13 @@ class Round {
       if (ms >= 0 && (timeout_ms < 0 || ms < timeout_ms)) timeout_ms = ms;
     };
     if (tearing_down_ && !killed_ && !swept_) at_most(milliseconds_until(deadline_));
-    if (swept_ && open_streams() > 0) at_most(milliseconds_until(drain_deadline_));
+    if (swept_ && open_streams() > 0 && !relays_paused_) {
+      at_most(milliseconds_until(drain_deadline_));
+    }
+    if (swept_ && consoles_blocked()) {
+      at_most(milliseconds_until(
+          std::max(consoles_.out.last_progress(), consoles_.err.last_progress()) + grace()));
+    }
     const bool listening = options_.peers != nullptr && !peers_stopped_;
     if (listening) at_most(options_.peers->next_poll_ms());
     if (tails_pending()) at_most(0);
@@ -291,20 +352,25 @@ class Round {
         peers_readable = true;
       } else if (events[i].data.u64 == kLogWritesKey) {
         take_log_writes();
+      } else if (events[i].data.u64 == kConsoleKey) {
+        consoles_.out.flush();
+      } else if (events[i].data.u64 == kConsoleKey - 1) {
+        consoles_.err.flush();
       } else {
         Worker& w = workers_[events[i].data.u64 / 2];
         (events[i].data.u64 % 2 == 0 ? w.out : w.err)->drain();
       }
     }
     for (Worker& w : workers_) {
-      if (w.out_tail && w.out_tail->pending()) w.out_tail->drain();
+      if (w.out_tail && w.out_tail->pending() && !relays_paused_) w.out_tail->drain();
     }
+    pause_relays_while_blocked();
     if (listening) hear_peers(peers_readable);
     if (tearing_down_ && !killed_ && Clock::now() >= deadline_) {
       killed_ = true;
       signal_workers(SIGKILL);
     }
-    if (swept_ && Clock::now() >= drain_deadline_) {
+    if (swept_ && !relays_paused_ && Clock::now() >= drain_deadline_) {
       for (Worker& w : workers_) {
         if (w.out) w.out->close();
         w.err->close();
@@ -441,6 +507,9 @@ class Round {
   const sigset_t& original_mask_;
   int signal_fd_;
   const std::vector<std::unique_ptr<RankLog>>& log_files_;
+  Consoles& consoles_;
+  bool relays_paused_ = false;
+  bool console_watched_[2] = {false, false};  // stdout, stderr: watched for room
   UniqueFd epoll_;
   UniqueFd log_writes_;  // inotify
   bool log_writes_tried_ = false;
@@ -477,6 +546,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
 
   RunOutcome outcome;
   std::vector<std::unique_ptr<RankLog>> log_files;
+  Consoles consoles;
   for (int restart = 0;; ++restart) {
     // No worker runs while the round is prepared (in a multi-node job the nodes meet then,
     // which may take long): signals act as usual, so that TERM ends the launcher at once.
@@ -509,7 +579,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       }
       if (outcome.start_error) break;
     }
-    Round round(options, original_mask, signal_fd.get(), log_files);
+    Round round(options, original_mask, signal_fd.get(), log_files, consoles);
     int restarts_so_far = outcome.restarts;
     outcome = round.run(std::move(round_launches));
     outcome.restarts = restarts_so_far;

@@ -92,6 +92,38 @@ clean "$BIN" --nproc-per-node 2 --log-dir "$WORK/slow" -- sh -c \
 check "slow console: the workers finished before it read anything" [ -e "$WORK/slow-verdict" ]
 check "slow console: then every line (2 x 101,011)" [ "$(cat "$WORK/slow-lines")" = 202022 ]
 
+# A console pipe that nobody reads does not stop the launcher: it still hears TERM (and stops
+# everything, exit 143) and still stops the job when a worker fails; the log files get all.
+# (A blocking write to the console would hold it until the reader went away.)
+stalled_console() {  # stalled_console EXPECTED_STATUS SIGNAL_AFTER_2S|- AML_ARGS...
+  local want=$1 sig=$2; shift 2
+  local fifo="$WORK/stalled.fifo" mark="aml-stalled-$$-$RANDOM"
+  rm -f "$fifo"; mkfifo "$fifo"
+  sleep 30 <>"$fifo" &  # holds the pipe open and never reads it
+  local holder=$!
+  env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$fifo" 2>"$WORK/stalled.err" &
+  local launcher=$! start=$SECONDS
+  if [ "$sig" != - ]; then sleep 2; kill -"$sig" $launcher; fi
+  local deadline=$((SECONDS + 15))
+  while kill -0 $launcher 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  local status=stuck
+  if ! kill -0 $launcher 2>/dev/null; then wait $launcher; status=$?; fi
+  kill -9 $launcher $holder 2>/dev/null; wait $holder 2>/dev/null
+  local left; left=$(grep -l "MARK=$mark" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+  [ "$status" = "$want" ] && [ "$left" = 0 ] || { echo "  status $status (want $want), $left left"; grep -l "MARK=$mark" /proc/[0-9]*/environ 2>/dev/null | while IFS=/ read -r _ _ p _; do echo "   $p $(tr "\\0" " " </proc/$p/cmdline)"; done; return 1; }
+}
+flood='head -c 20000000 /dev/zero | tr "\\0" x | fold -w 99; sleep 60'
+check "stalled console: TERM still stops the job (143, nothing left)" \
+  stalled_console 143 TERM --nproc-per-node 2 -- sh -c "$flood"
+check "stalled console, log files: TERM still stops the job (143, nothing left)" \
+  stalled_console 143 TERM --nproc-per-node 2 --log-dir "$WORK/stalled-logs" -- sh -c "$flood"
+check "stalled console, log files: they got every line before the stop" \
+  bash -c "[ \$(cat '$WORK'/stalled-logs/std_log_process_*.txt | wc -l) = 404040 ]"
+check "stalled console: a failing worker still stops the job (exit 5)" \
+  stalled_console 5 - --nproc-per-node 2 --term-timeout 1 -- sh -c \
+  "[ \$RANK = 1 ] && { sleep 1; exit 5; }; $flood"
+check "stalled console: the failure summary names rank 1" grep -q "rank 1 .*exit code 5" "$WORK/stalled.err"
+
 # A log file the launcher may write but not read (made by someone else): stdout goes through
 # a pipe as without a log file, and nothing is lost either way.
 mkdir -p "$WORK/unreadable" && chown nobody "$WORK/unreadable"

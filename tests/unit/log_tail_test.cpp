@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "supervisor/console.hpp"
 #include "supervisor/rank_log.hpp"
 
 namespace aml {
@@ -18,6 +19,7 @@ struct LogTailTest : ::testing::Test {
   std::string dir;
   std::unique_ptr<RankLog> log;
   UniqueFd console{memfd_create("console", MFD_CLOEXEC)};
+  Console console_sink{console.get()};
   UniqueFd worker;  // the worker's stdout: its own appending description
 
   void SetUp() override {
@@ -48,7 +50,7 @@ struct LogTailTest : ::testing::Test {
 };
 
 TEST_F(LogTailTest, ConsoleGetsTheWorkersLinesAndNotTheLaunchersOwn) {
-  LogTail tail(*log, StreamSinks{console.get(), "[rank 0] ", nullptr, false});
+  LogTail tail(*log, StreamSinks{&console_sink, "[rank 0] ", nullptr, false});
   worker_writes("out 1\nout");
   log->append("err 1\n");  // the launcher relays a stderr line into the same file
   worker_writes(" 2\n");
@@ -65,14 +67,14 @@ TEST_F(LogTailTest, ConsoleGetsTheWorkersLinesAndNotTheLaunchersOwn) {
 TEST_F(LogTailTest, StartsAtTheEndOfWhatAnEarlierRoundWrote) {
   worker_writes("round 0\n");
   log->append("round 0 stderr\n");
-  LogTail tail(*log, StreamSinks{console.get(), "", nullptr, false});
+  LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
   worker_writes("round 1\n");
   drain_all(tail);
   EXPECT_EQ(read_all(console.get()), "round 1\n");
 }
 
 TEST_F(LogTailTest, ClosingFlushesAPartialLineAndIgnoresLaterWrites) {
-  LogTail tail(*log, StreamSinks{console.get(), "", nullptr, false});
+  LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
   worker_writes("last words");
   tail.read_to_end_and_close();
   worker_writes(" of something beyond reach\n");  // after the close point: not waited for
@@ -85,7 +87,7 @@ TEST_F(LogTailTest, ClosingFlushesAPartialLineAndIgnoresLaterWrites) {
 TEST_F(LogTailTest, InotifyReportsTheWorkersWrites) {
   UniqueFd events(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
   ASSERT_TRUE(events);
-  LogTail tail(*log, StreamSinks{console.get(), "", nullptr, false});
+  LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
   ASSERT_TRUE(tail.watch_with(events.get()));
   drain_all(tail);
   EXPECT_FALSE(tail.pending());
@@ -100,7 +102,7 @@ TEST_F(LogTailTest, InotifyReportsTheWorkersWrites) {
 }
 
 TEST_F(LogTailTest, LargeOutputIsReadInBoundedSteps) {
-  LogTail tail(*log, StreamSinks{console.get(), "", nullptr, false});
+  LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
   std::string line(99, 'x');
   line += '\n';
   std::string block;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "supervisor/console.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/run_workers.hpp"
 
@@ -17,6 +18,7 @@ namespace {
 // A file in memory standing in for the console or a log file.
 struct MemFile {
   UniqueFd fd{memfd_create("sink", MFD_CLOEXEC)};
+  Console sink{fd.get()};
   std::string contents() const {
     std::string out(static_cast<std::size_t>(lseek(fd.get(), 0, SEEK_END)), '\0');
     pread(fd.get(), out.data(), out.size(), 0);
@@ -69,7 +71,7 @@ TEST(OutputStream, JoinsLinesSplitAcrossReadsAndTagsEachLine) {
   TempLog log;
   PipePair pipe;
   OutputStream stream(std::move(pipe.read),
-                      StreamSinks{console.fd.get(), "[rank 3] ", log.log.get(), false});
+                      StreamSinks{&console.sink, "[rank 3] ", log.log.get(), false});
   pipe.send("first li");
   stream.drain();
   EXPECT_EQ(console.contents(), "");  // no whole line yet
@@ -86,7 +88,8 @@ TEST(OutputStream, JoinsLinesSplitAcrossReadsAndTagsEachLine) {
 TEST(OutputStream, FilteredRankWritesOnlyItsLog) {
   TempLog log;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{-1, "[rank 1] ", log.log.get(), false});
+  OutputStream stream(std::move(pipe.read),
+                      StreamSinks{nullptr, "[rank 1] ", log.log.get(), false});
   pipe.send("a\nb\n");
   pipe.write.reset();
   drain_to_end(stream);
@@ -96,7 +99,7 @@ TEST(OutputStream, FilteredRankWritesOnlyItsLog) {
 TEST(OutputStream, KeepsTheLastTwentyLinesOfStderr) {
   MemFile console;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", nullptr, true});
+  OutputStream stream(std::move(pipe.read), StreamSinks{&console.sink, "", nullptr, true});
   std::string data;
   for (int i = 0; i < 50; ++i) data += "line " + std::to_string(i) + "\n";
   pipe.send(data);
@@ -113,7 +116,7 @@ TEST(OutputStream, KeepsTheLastTwentyLinesOfStderr) {
 TEST(OutputStream, CloseFlushesAPartialLine) {
   MemFile console;
   PipePair pipe;
-  OutputStream stream(std::move(pipe.read), StreamSinks{console.fd.get(), "", nullptr, false});
+  OutputStream stream(std::move(pipe.read), StreamSinks{&console.sink, "", nullptr, false});
   pipe.send("held open by a grandchild");
   stream.drain();
   stream.close();

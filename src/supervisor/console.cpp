@@ -1,0 +1,77 @@
+#include "supervisor/console.hpp"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace aml {
+
+Console::Console(int fd) : fd_(fd) {
+  struct stat info {};
+  if (fstat(fd, &info) != 0) return;
+  if (S_ISSOCK(info.st_mode)) {
+    socket_ = true;
+  } else if (S_ISFIFO(info.st_mode) || (S_ISCHR(info.st_mode) && isatty(fd))) {
+    // O_NONBLOCK on the shared description would reach whoever else writes there (the shell
+    // after we exit); a description of our own keeps it to us.
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    own_.reset(open(self.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  }
+}
+
+ssize_t Console::try_write(std::string_view data) {
+  for (;;) {
+    ssize_t n = socket_ ? send(fd_, data.data(), data.size(), MSG_DONTWAIT | MSG_NOSIGNAL)
+                        : ::write(fd(), data.data(), data.size());
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
+}
+
+void Console::write(std::string_view first, std::string_view rest) {
+  if (given_up_) return;
+  for (std::string_view data : {first, rest}) {
+    if (!pending_.empty()) {
+      pending_.append(data);  // behind what waits: order is kept
+      continue;
+    }
+    while (!data.empty()) {
+      ssize_t n = try_write(data);
+      if (n < 0) return;  // gone (EPIPE): nothing more to show there
+      if (n == 0) {
+        pending_.assign(data);
+        break;
+      }
+      data.remove_prefix(static_cast<std::size_t>(n));
+      last_progress_ = std::chrono::steady_clock::now();
+    }
+  }
+}
+
+bool Console::flush() {
+  std::size_t done = 0;
+  while (done < pending_.size()) {
+    ssize_t n = try_write(std::string_view(pending_).substr(done));
+    if (n < 0) {
+      done = pending_.size();
+      break;
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  if (done > 0) last_progress_ = std::chrono::steady_clock::now();
+  pending_.erase(0, done);
+  return pending_.empty();
+}
+
+void Console::give_up() {
+  given_up_ = true;
+  pending_.clear();
+  pending_.shrink_to_fit();
+}
+
+}  // namespace aml
