@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include "util/write_all.hpp"
+
 namespace aml {
 
 std::unique_ptr<RankLog> RankLog::create(const std::string& path) {
@@ -47,16 +49,7 @@ void RankLog::append(std::string_view first, std::string_view rest) {
       return;  // a full disk: the console still gets the lines
     }
     record(n);
-    auto left = static_cast<std::size_t>(n);
-    while (count > 0 && left >= next->iov_len) {
-      left -= next->iov_len;
-      ++next;
-      --count;
-    }
-    if (count > 0) {
-      next->iov_base = static_cast<char*>(next->iov_base) + left;
-      next->iov_len -= left;
-    }
+    skip_written(next, count, static_cast<std::size_t>(n));
   }
 }
 

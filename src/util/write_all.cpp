@@ -26,18 +26,21 @@ bool writev_all(int fd, iovec* pieces, int count) {
       if (errno == EINTR) continue;
       return false;
     }
-    auto left = static_cast<std::size_t>(n);
-    while (count > 0 && left >= pieces->iov_len) {
-      left -= pieces->iov_len;
-      ++pieces;
-      --count;
-    }
-    if (count > 0) {
-      pieces->iov_base = static_cast<char*>(pieces->iov_base) + left;
-      pieces->iov_len -= left;
-    }
+    skip_written(pieces, count, static_cast<std::size_t>(n));
   }
   return true;
+}
+
+void skip_written(iovec*& pieces, int& count, std::size_t written) {
+  while (count > 0 && written >= pieces->iov_len) {
+    written -= pieces->iov_len;
+    ++pieces;
+    --count;
+  }
+  if (count > 0) {
+    pieces->iov_base = static_cast<char*>(pieces->iov_base) + written;
+    pieces->iov_len -= written;
+  }
 }
 
 }  // namespace aml

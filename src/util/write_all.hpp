@@ -12,5 +12,7 @@ namespace aml {
 bool write_all(int fd, std::string_view data);
 // The same for several pieces in one system call where the kernel takes them all.
 bool writev_all(int fd, iovec* pieces, int count);
+// After a writev took `written` bytes: the pieces still to write.
+void skip_written(iovec*& pieces, int& count, std::size_t written);
 
 }  // namespace aml
