@@ -119,6 +119,13 @@ check "stalled console, log files: TERM still stops the job (143, nothing left)"
   stalled_console 143 TERM --nproc-per-node 2 --log-dir "$WORK/stalled-logs" -- sh -c "$flood"
 check "stalled console, log files: they got every line before the stop" \
   bash -c "[ \$(cat '$WORK'/stalled-logs/std_log_process_*.txt | wc -l) = 404040 ]"
+quick_flood='head -c 20000000 /dev/zero | tr "\\0" x | fold -w 99'
+check "stalled console at the end: given up after --term-timeout, the workers' status (0)" \
+  stalled_console 0 - --nproc-per-node 2 --term-timeout 1 --log-dir "$WORK/stalled-end" \
+  -- sh -c "$quick_flood"
+check "stalled console at the end: TERM ends the catching up at once (143, not 30 s later)" \
+  stalled_console 143 TERM --nproc-per-node 2 --log-dir "$WORK/stalled-end-term" \
+  -- sh -c "$quick_flood"
 check "stalled console: a failing worker still stops the job (exit 5)" \
   stalled_console 5 - --nproc-per-node 2 --term-timeout 1 -- sh -c \
   "[ \$RANK = 1 ] && { sleep 1; exit 5; }; $flood"

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>
@@ -72,6 +73,25 @@ TEST(Console, AReaderThatIsGoneEndsTheWaiting) {
   console.flush();  // EPIPE: nobody will read any more
   EXPECT_FALSE(console.blocked());
   signal(SIGPIPE, previous);
+}
+
+TEST(Console, ASocketNobodyReadsKeepsTheRestInsteadOfBlocking) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  UniqueFd ours(fds[0]), theirs(fds[1]);  // a blocking socket, as journald's stdout stream
+  Console console(ours.get());
+  const std::string lines = numbered(0, 200000);  // more than the socket buffers hold
+  console.write(lines);
+  EXPECT_TRUE(console.blocked());
+  std::string got(lines.size(), '\0');
+  std::size_t have = 0;
+  for (int i = 0; i < 100000 && have < lines.size(); ++i) {
+    ssize_t n = recv(theirs.get(), got.data() + have, got.size() - have, MSG_DONTWAIT);
+    if (n > 0) have += static_cast<std::size_t>(n);
+    console.flush();
+  }
+  EXPECT_FALSE(console.blocked());
+  EXPECT_EQ(got, lines);
 }
 
 }  // namespace
