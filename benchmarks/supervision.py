@@ -9,6 +9,8 @@
 
 usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay|memory ...]]
 (needs python3-torch and Open MPI; all of them by default)
+RELAY_RUNS=N: rounds of the relay benchmark (5); RELAY_BASELINE=PATH: another aml-launch binary
+(an earlier build) whose tagged row runs in the same rounds, for a side-by-side comparison.
 """
 import os
 import shutil
@@ -143,10 +145,10 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
             assert p.wait() == 0
         return time.perf_counter() - start
 
-    def through_aml(console, flags=()):
+    def through_aml(console, flags=(), aml=AML):
         fresh()
         with open(console, "wb") as out:
-            elapsed, status = timed([AML, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", *flags,
+            elapsed, status = timed([aml, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", *flags,
                                      "--", FLOOD, str(lines_per_worker)], stdout=out)
         assert status == 0
         sizes = [os.path.getsize(f"{work}/logs/std_log_process_{r}.txt") for r in range(8)]
@@ -165,6 +167,10 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
         "aml-launch, untagged console to /dev/null + log files":
             lambda: through_aml("/dev/null", ["--tag", "none"]),
     }
+    baseline = os.environ.get("RELAY_BASELINE")
+    if baseline:
+        runners["RELAY_BASELINE (an earlier build), tagged console to /dev/null + log files"] = \
+            lambda: through_aml("/dev/null", aml=baseline)
     samples = {name: [] for name in runners}
     try:
         for _ in range(runs):

@@ -15,4 +15,9 @@ struct TaggedLines {
 // each after `tag`. Nothing is consumed when the first line does not fit.
 TaggedLines tag_lines(std::string_view lines, std::string_view tag, char* out, std::size_t room);
 
+// The same, one line at a time (memchr, memcpy): what tag_lines does where the CPU has no
+// AVX2, for a tag over 16 bytes, and for what is left near the ends of the buffers.
+TaggedLines tag_lines_one_by_one(std::string_view lines, std::string_view tag, char* out,
+                                 std::size_t room);
+
 }  // namespace aml

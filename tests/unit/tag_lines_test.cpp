@@ -35,7 +35,11 @@ std::string random_lines(std::mt19937& random, std::size_t count) {
   return lines;
 }
 
-TEST(TagLines, MatchesTaggingLineByLineForAnyTagAndRoom) {
+using TagFunction = TaggedLines (*)(std::string_view, std::string_view, char*, std::size_t);
+
+// Both ways of tagging (the block-wise one where the CPU has AVX2, and the line-by-line one it
+// falls back on), against tagging one line at a time.
+void expect_tagging_matches_line_by_line(TagFunction tag_function) {
   std::mt19937 random(7);
   for (std::string tag :
        {"", "[rank 3] ", "0123456789abcdef", "[a tag longer than thirty-two bytes] "}) {
@@ -48,7 +52,7 @@ TEST(TagLines, MatchesTaggingLineByLineForAnyTagAndRoom) {
       std::string got;
       std::string_view rest = lines;
       while (!rest.empty()) {
-        TaggedLines done = tag_lines(rest, tag, out.data(), room);
+        TaggedLines done = tag_function(rest, tag, out.data(), room);
         for (std::size_t i = room; i < out.size(); ++i)
           ASSERT_EQ(out[i], '\x7f') << "wrote past room";
         if (done.consumed == 0) {
@@ -63,6 +67,32 @@ TEST(TagLines, MatchesTaggingLineByLineForAnyTagAndRoom) {
         rest.remove_prefix(done.consumed);
       }
       ASSERT_EQ(got, want) << "tag '" << tag << "', round " << round;
+    }
+  }
+}
+
+TEST(TagLines, MatchesTaggingLineByLineForAnyTagAndRoom) {
+  expect_tagging_matches_line_by_line(tag_lines);
+}
+
+TEST(TagLines, OneByOneMatchesTaggingLineByLine) {
+  expect_tagging_matches_line_by_line(tag_lines_one_by_one);
+}
+
+// Blocks of nothing but newlines, and lines across every block boundary: what moves the
+// block-wise tagging's output furthest.
+TEST(TagLines, EmptyLinesAndEveryLineLength) {
+  for (std::string tag : {"", "T", "[rank 12] ", "0123456789abcdef"}) {
+    for (std::size_t length = 0; length < 70; ++length) {
+      std::string lines;
+      for (int i = 0; i < 40; ++i) lines.append(std::string(length, 'a' + i % 26)).push_back('\n');
+      lines.append(std::string(200, '\n'));
+      std::string want = tagged_naively(lines, tag);
+      std::vector<char> out(want.size() + 64, '\x7f');
+      TaggedLines done = tag_lines(lines, tag, out.data(), want.size());
+      ASSERT_EQ(done.consumed, lines.size()) << "length " << length;
+      ASSERT_EQ(std::string(out.data(), done.written), want) << "length " << length;
+      for (std::size_t i = want.size(); i < out.size(); ++i) ASSERT_EQ(out[i], '\x7f');
     }
   }
 }
