@@ -14,6 +14,7 @@
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
+#include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
@@ -156,6 +157,15 @@ std::string preflight_program() {
 using RoundMaker = std::function<Result<std::vector<WorkerLaunch>>(
     const std::string& phase, const std::vector<std::string>& command, int restart_count)>;
 
+// What the launcher says on stderr between rounds and at the end, when no worker runs: a
+// stderr that nobody reads (a stalled pipe) gets --term-timeout to take it, then the launcher
+// goes on without it rather than hang there.
+void say_after_workers(const Options& options, const std::string& text) {
+  write_within(
+      STDERR_FILENO, text,
+      std::chrono::milliseconds(static_cast<long long>(options.term_timeout_seconds * 1000)));
+}
+
 // --preflight: every rank joins a communicator and checks allreduce before the command runs.
 // Its output goes to the console only (the per-rank log files are the command's).
 int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env,
@@ -176,11 +186,12 @@ int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env
   RunOutcome outcome = run_workers(
       [&](int restart) { return round_of("preflight", command, restart); }, run_options);
   if (outcome.exit_code == 0) return 0;
+  std::string said;
   if (outcome.start_error)
-    std::cerr << "aml-launch: cannot start the preflight: " << outcome.start_error->message()
-              << "\n";
-  std::cerr << failure_summary_text(outcome, node) << "aml-launch: the preflight failed (exit "
-            << outcome.exit_code << "): the command was not started\n";
+    said = "aml-launch: cannot start the preflight: " + outcome.start_error->message() + "\n";
+  said += failure_summary_text(outcome, node) + "aml-launch: the preflight failed (exit " +
+          std::to_string(outcome.exit_code) + "): the command was not started\n";
+  say_after_workers(options, said);
   return outcome.exit_code;
 }
 
@@ -252,7 +263,7 @@ int run(int argc, char** argv) {
           std::to_string(agreed->nodes.size()) + " nodes joined " + phase + " round " +
           std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
-      std::cerr << joined << std::flush;
+      say_after_workers(options, joined);
     }
     LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;
@@ -269,22 +280,25 @@ int run(int argc, char** argv) {
     return round_of("run", options.command, restart_count);
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
-    std::cerr << failure_summary_text(failed, node)
-              << "aml-launch: restarting the workers (restart " << next << " of "
-              << options.max_restarts << ")\n";
+    say_after_workers(options, failure_summary_text(failed, node) +
+                                   "aml-launch: restarting the workers (restart " +
+                                   std::to_string(next) + " of " +
+                                   std::to_string(options.max_restarts) + ")\n");
   };
   RunOptions run_options{options.term_timeout_seconds, options.max_restarts,
                          output_options(options, plan, env), group.get()};
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
-  if (outcome.start_error)
-    std::cerr << "aml-launch: cannot start: " << outcome.start_error->message() << "\n";
-  std::cerr << failure_summary_text(outcome, node);
+  // The file first: a stderr that nobody reads cannot keep it from being written.
+  std::string said;
   if (!options.summary_file.empty()) {
     std::ofstream summary(options.summary_file, std::ios::trunc);
     summary << run_summary_json(outcome, node);
-    if (!summary)
-      std::cerr << "aml-launch: cannot write --summary-file " << options.summary_file << "\n";
+    if (!summary) said = "aml-launch: cannot write --summary-file " + options.summary_file + "\n";
   }
+  if (outcome.start_error)
+    said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
+  said += failure_summary_text(outcome, node);
+  if (!said.empty()) say_after_workers(options, said);
   return outcome.exit_code;
 }
 

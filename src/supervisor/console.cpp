@@ -1,6 +1,7 @@
 #include "supervisor/console.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +67,21 @@ bool Console::flush() {
   if (done > 0) last_progress_ = std::chrono::steady_clock::now();
   pending_.erase(0, done);
   return pending_.empty();
+}
+
+bool write_within(int fd, std::string_view text, std::chrono::milliseconds patience) {
+  using Clock = std::chrono::steady_clock;
+  Console console(fd);
+  console.write(text);
+  const Clock::time_point deadline = Clock::now() + patience;
+  while (console.blocked()) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd room{console.fd(), POLLOUT, 0};
+    if (poll(&room, 1, static_cast<int>(left)) < 0 && errno != EINTR) return false;
+    console.flush();
+  }
+  return true;
 }
 
 void Console::give_up() {

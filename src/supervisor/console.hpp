@@ -45,4 +45,10 @@ class Console {
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
 };
 
+// Writes `text` to a console that may be stalled, waiting at most `patience` for it to take
+// it all (what it has not taken then is dropped): for what the launcher says after its
+// workers are gone (the failure summary), when nothing else can wait on the console. True when
+// all of it was written.
+bool write_within(int fd, std::string_view text, std::chrono::milliseconds patience);
+
 }  // namespace aml

@@ -95,13 +95,18 @@ check "slow console: then every line (2 x 101,011)" [ "$(cat "$WORK/slow-lines")
 # A console pipe that nobody reads does not stop the launcher: it still hears TERM (and stops
 # everything, exit 143) and still stops the job when a worker fails; the log files get all.
 # (A blocking write to the console would hold it until the reader went away.)
+# STALLED=2: stderr is the pipe nobody reads (stdout a file).
 stalled_console() {  # stalled_console EXPECTED_STATUS SIGNAL_AFTER_2S|- AML_ARGS...
   local want=$1 sig=$2; shift 2
   local fifo="$WORK/stalled.fifo" mark="aml-stalled-$$-$RANDOM"
   rm -f "$fifo"; mkfifo "$fifo"
   sleep 30 <>"$fifo" &  # holds the pipe open and never reads it
   local holder=$!
-  env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$fifo" 2>"$WORK/stalled.err" &
+  if [ "${STALLED:-1}" = 2 ]; then
+    env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$WORK/stalled.out" 2>"$fifo" &
+  else
+    env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$fifo" 2>"$WORK/stalled.err" &
+  fi
   local launcher=$! start=$SECONDS
   if [ "$sig" != - ]; then sleep 2; kill -"$sig" $launcher; fi
   local deadline=$((SECONDS + 15))
@@ -130,6 +135,17 @@ check "stalled console: a failing worker still stops the job (exit 5)" \
   stalled_console 5 - --nproc-per-node 2 --term-timeout 1 -- sh -c \
   "[ \$RANK = 1 ] && { sleep 1; exit 5; }; $flood"
 check "stalled console: the failure summary names rank 1" grep -q "rank 1 .*exit code 5" "$WORK/stalled.err"
+# The failure summary itself goes to stderr after the workers are gone: a stderr nobody reads
+# gets --term-timeout to take it, and the --summary-file is written first. (Its last 20 lines
+# of 3,000 bytes make a summary larger than what room the full pipe has left.)
+stalled_stderr() { STALLED=2 stalled_console "$@"; }
+long_lines='head -c 60000 /dev/zero | tr "\\0" y | fold -w 3000'
+check "stalled stderr: a failing worker's summary does not hold the launcher (exit 5)" \
+  stalled_stderr 5 - --nproc-per-node 2 --term-timeout 1 --summary-file "$WORK/stalled-summary.json" \
+  -- sh -c "[ \$RANK = 1 ] && { sleep 1; $long_lines >&2; exit 5; }; { $flood; } >&2"
+check "stalled stderr: the summary file names rank 1, exit code 5" \
+  /usr/bin/python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['first_failure']
+assert (f['rank'], f['exit_code']) == (1, 5), f" "$WORK/stalled-summary.json"
 
 # A log file the launcher may write but not read (made by someone else): stdout goes through
 # a pipe as without a log file, and nothing is lost either way.

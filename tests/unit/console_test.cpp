@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace aml {
 namespace {
@@ -91,6 +93,34 @@ TEST(Console, ASocketNobodyReadsKeepsTheRestInsteadOfBlocking) {
     console.flush();
   }
   EXPECT_FALSE(console.blocked());
+  EXPECT_EQ(got, lines);
+}
+
+TEST(WriteWithin, GivesUpOnAPipeNobodyReadsAfterItsPatience) {
+  Pipe pipe;
+  const std::string lines = numbered(0, 20000);  // more than the pipe holds
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(write_within(pipe.write.get(), lines, std::chrono::milliseconds(200)));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(200));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  std::string got = pipe.take(lines.size());
+  EXPECT_FALSE(got.empty());
+  EXPECT_EQ(got, lines.substr(0, got.size()));  // what fitted, in order
+}
+
+TEST(WriteWithin, WaitsForAReaderThatTakesItAll) {
+  Pipe pipe;
+  const std::string lines = numbered(0, 20000);
+  std::string got;
+  std::thread reader([&] {
+    while (got.size() < lines.size()) {
+      got += pipe.take(1 << 16);
+      usleep(1000);
+    }
+  });
+  EXPECT_TRUE(write_within(pipe.write.get(), lines, std::chrono::seconds(30)));
+  reader.join();
   EXPECT_EQ(got, lines);
 }
 
