@@ -159,11 +159,12 @@ using RoundMaker = std::function<Result<std::vector<WorkerLaunch>>(
 
 // What the launcher says on stderr between rounds and at the end, when no worker runs: a
 // stderr that nobody reads (a stalled pipe) gets --term-timeout to take it, then the launcher
-// goes on without it rather than hang there.
-void say_after_workers(const Options& options, const std::string& text) {
-  write_within(
-      STDERR_FILENO, text,
-      std::chrono::milliseconds(static_cast<long long>(options.term_timeout_seconds * 1000)));
+// goes on without it rather than hang there; after TERM or INT it waits for nothing.
+void say_after_workers(const Options& options, const std::string& text,
+                       bool stop_requested = false) {
+  auto patience = std::chrono::milliseconds(
+      stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
+  write_within(STDERR_FILENO, text, patience);
 }
 
 // --preflight: every rank joins a communicator and checks allreduce before the command runs.
@@ -191,7 +192,7 @@ int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env
     said = "aml-launch: cannot start the preflight: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node) + "aml-launch: the preflight failed (exit " +
           std::to_string(outcome.exit_code) + "): the command was not started\n";
-  say_after_workers(options, said);
+  say_after_workers(options, said, outcome.stop_requested);
   return outcome.exit_code;
 }
 
@@ -298,7 +299,7 @@ int run(int argc, char** argv) {
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node);
-  if (!said.empty()) say_after_workers(options, said);
+  if (!said.empty()) say_after_workers(options, said, outcome.stop_requested);
   return outcome.exit_code;
 }
 

@@ -55,6 +55,7 @@ struct RunOutcome {
   std::optional<JobFailure> remote_failure;
   int restarts = 0;
   std::vector<WorkerExit> exits;  // every worker of the last round
+  bool stop_requested = false;    // TERM or INT told the launcher to stop: nothing may wait
 };
 
 // Called before every round with the restart count, to give the workers of that round (in a

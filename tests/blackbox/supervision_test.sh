@@ -147,6 +147,13 @@ check "stalled stderr: the summary file names rank 1, exit code 5" \
   /usr/bin/python3 -c "import json, sys; f = json.load(open(sys.argv[1]))['first_failure']
 assert (f['rank'], f['exit_code']) == (1, 5), f" "$WORK/stalled-summary.json"
 
+# A terminal as the console: every line comes through it and its shared description is left
+# blocking; nobody reading it does not keep TERM from stopping the job.
+check "terminal console: every line, tagged, the terminal left as it was" \
+  $py "$(dirname "$0")/terminal_console.py" read "$BIN"
+check "terminal console nobody reads: TERM still stops the job (143, nothing left)" \
+  $py "$(dirname "$0")/terminal_console.py" stalled "$BIN"
+
 # A log file the launcher may write but not read (made by someone else): stdout goes through
 # a pipe as without a log file, and nothing is lost either way.
 mkdir -p "$WORK/unreadable" && chown nobody "$WORK/unreadable"
