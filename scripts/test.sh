@@ -4,7 +4,7 @@
 #     every test but those that load the rank library into python3 (an ASan library cannot
 #     be loaded there), the style check, the packaging tests (their consumer is built by gcc)
 #     and the container test (it runs the release binary as PID 1)
-#  2. the libFuzzer targets, 60 s each: environment parsers, store frames
+#  2. the libFuzzer targets, 60 s each: environment parsers, store frames, console tagging
 #  3. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
 #     every other test, ending with ctest's own summary
 set -eu
@@ -39,6 +39,7 @@ fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repo
 }
 fuzz fuzz_env_parsers tests/fuzz/corpus
 fuzz fuzz_store_frames tests/fuzz/store_corpus
+fuzz fuzz_tag_lines tests/fuzz/tag_corpus
 
 echo "== main build (gcc) and every test"
 scripts/build.sh

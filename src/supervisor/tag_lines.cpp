@@ -32,7 +32,7 @@ namespace {
 // so far, and at each newline in it the tag and the rest of the block are stored again,
 // further on by one tag. Later stores overwrite what earlier ones put past their line, so the
 // output is right up to the last newline. One memchr and two memcpy per line make a chain
-// where each line waits for the one before; this does not, and is 1.5x (100-byte lines) to 7x
+// where each line waits for the one before; this does not, and is 1.5x (100-byte lines) to 6x
 // (short lines) faster.
 //
 // Reads stay inside `lines` (a block and what follows a newline in it: 64 bytes), writes
