@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <iostream>
 
@@ -18,6 +17,7 @@
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
+#include "util/replace_file.hpp"
 
 extern char** environ;
 
@@ -167,6 +167,15 @@ void say_after_workers(const Options& options, const std::string& text,
   write_within(STDERR_FILENO, text, patience);
 }
 
+// --summary-file, when asked for; what to say on stderr if it cannot be written.
+std::string write_summary_file(const Options& options, const RunOutcome& outcome,
+                               const NodeIdentity& node, bool final) {
+  if (options.summary_file.empty()) return "";
+  if (replace_file(options.summary_file, run_summary_json(outcome, node, final))) return "";
+  return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
+         std::strerror(errno) + "\n";
+}
+
 // --preflight: every rank joins a communicator and checks allreduce before the command runs.
 // Its output goes to the console only (the per-rank log files are the command's).
 int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env,
@@ -281,7 +290,8 @@ int run(int argc, char** argv) {
     return round_of("run", options.command, restart_count);
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
-    say_after_workers(options, failure_summary_text(failed, node) +
+    std::string said = write_summary_file(options, failed, node, false);
+    say_after_workers(options, said + failure_summary_text(failed, node) +
                                    "aml-launch: restarting the workers (restart " +
                                    std::to_string(next) + " of " +
                                    std::to_string(options.max_restarts) + ")\n");
@@ -290,12 +300,7 @@ int run(int argc, char** argv) {
                          output_options(options, plan, env), group.get()};
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   // The file first: a stderr that nobody reads cannot keep it from being written.
-  std::string said;
-  if (!options.summary_file.empty()) {
-    std::ofstream summary(options.summary_file, std::ios::trunc);
-    summary << run_summary_json(outcome, node);
-    if (!summary) said = "aml-launch: cannot write --summary-file " + options.summary_file + "\n";
-  }
+  std::string said = write_summary_file(options, outcome, node, true);
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node);

@@ -172,7 +172,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "Show only these local ranks on the console, e.g. 0 or 0,3 (log files get all)");
   app.add_option("--summary-file", options.summary_file,
                  "Write the run's outcome as JSON: first failure (rank, node, pid, code or signal, "
-                 "time, stderr tail) and every worker's exit");
+                 "time, stderr tail) and every worker's exit; also before each restart, with "
+                 "\"final\": false");
   app.add_flag("--exec", options.exec,
                "Per-process launch: replace aml-launch by the command (no supervision)");
   app.add_option("--framework", raw.framework,

@@ -81,8 +81,9 @@ nlohmann::ordered_json exit_json(const WorkerExit& exit) {
 
 }  // namespace
 
-std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node) {
+std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node, bool final) {
   nlohmann::ordered_json j;
+  j["final"] = final;
   j["exit_code"] = outcome.exit_code;
   j["node_rank"] = node.node_rank;
   j["host"] = node.host;

@@ -15,8 +15,11 @@ struct NodeIdentity {
 
 // Lines for stderr; "" when the run succeeded.
 std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node);
-// The --summary-file document, for a failed run and a clean one alike.
-std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node);
+// The --summary-file document, for a failed run and a clean one alike. `final` is false for
+// the one written when a round failed and the workers are about to restart: a launcher that
+// is killed after that leaves the last failure on record.
+std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node,
+                             bool final = true);
 
 // "2026-11-22T03:04:05.678Z"
 std::string utc_timestamp(std::chrono::system_clock::time_point when);

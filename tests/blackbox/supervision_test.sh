@@ -243,7 +243,26 @@ out=$(clean "$BIN" --summary-file /proc/no-such-dir/summary.json -- sh -c 'exit 
 check "unwritable --summary-file: said on stderr, the run's status kept (3)" \
   bash -c "[ $status = 3 ] && grep -q 'cannot write --summary-file /proc/no-such-dir/summary.json' <<<'$out'"
 check "summary: a clean run" $py -c '
-import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 0 and s["first_failure"] is None, s' "$WORK/ok.json"
+import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 0 and s["first_failure"] is None and s["final"], s' "$WORK/ok.json"
+# Written at every restart too (not final yet): a launcher killed in a later round leaves the
+# last failure on record.
+mark="aml-restart-summary-$$-$RANDOM"
+(exec env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" --max-restarts 1 \
+  --summary-file "$WORK/restart-summary.json" -- sh -c \
+  '[ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && { echo "first round" >&2; exit 3; }; touch "$0"; exec sleep 30' \
+  "$WORK/second-round" >/dev/null 2>&1) &
+launcher=$!
+for _ in $(seq 100); do [ -e "$WORK/second-round" ] && break; sleep 0.1; done
+kill -KILL $launcher; wait $launcher 2>/dev/null
+sleep 0.2  # the worker goes with its launcher (parent-death signal)
+check "summary at a restart: the killed launcher's worker went with it" \
+  bash -c "! grep -lq 'MARK=$mark' /proc/[0-9]*/environ 2>/dev/null"
+check "summary at a restart: the first round's failure, not final, when the launcher is killed later" $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+f = s["first_failure"]
+assert s["final"] is False and s["exit_code"] == 3 and s["restarts"] == 0, s
+assert f["exit_code"] == 3 and f["stderr_tail"] == ["first round"], f' "$WORK/restart-summary.json"
 
 # --- --exec replaces the launcher (the command's parent is the caller), per-process only.
 out=$( (clean OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=1 \
