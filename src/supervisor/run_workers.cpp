@@ -128,6 +128,9 @@ class Round {
     if (options_.peers != nullptr && options_.peers->fd() >= 0) {
       watch(options_.peers->fd(), kPeersKey);
     }
+    shown_workers_ = static_cast<int>(
+        std::count_if(launches.begin(), launches.end(),
+                      [this](const WorkerLaunch& launch) { return shown(launch.local_rank); }));
     for (std::size_t i = 0; i < launches.size(); ++i) {
       if (!start(std::move(launches[i]), i)) break;
     }
@@ -162,12 +165,23 @@ class Round {
     epoll_ctl(epoll_.get(), op, fd, &event);
   }
 
+  bool shown(int local_rank) const {
+    const OutputOptions& o = options_.output;
+    return !o.console_local_ranks || o.console_local_ranks->count(local_rank) > 0;
+  }
+
   bool start(WorkerLaunch launch, std::size_t index) {
     const OutputOptions& o = options_.output;
-    bool shown = !o.console_local_ranks || o.console_local_ranks->count(launch.local_rank) > 0;
+    const bool shown = this->shown(launch.local_rank);
     std::string tag = expand_tag(o.tag_template, launch.rank, launch.local_rank);
     RankLog* log = index < log_files_.size() ? log_files_[index].get() : nullptr;
     StreamSinks console{shown ? &consoles_.out : nullptr, tag, nullptr, false};
+    // The only worker on the console, untagged, without a log file: its stdout would reach the
+    // console unchanged, so it is the console itself (the launcher's stdout, inherited): no
+    // copy, no delay, and a terminal stays a terminal (isatty, progress bars) as without a
+    // launcher. Its stderr still comes through the launcher, for the failure summary.
+    const bool stdout_inherited = shown && tag.empty() && log == nullptr && shown_workers_ == 1 &&
+                                  fcntl(STDOUT_FILENO, F_GETFD) >= 0;
 
     // stdout straight into the log file where there is one (and the console, if it shows
     // this rank, can follow the file); else through a pipe.
@@ -182,7 +196,7 @@ class Round {
       if (!stdout_file) tail.reset();
     }
     std::optional<Pipe> out;
-    if (!stdout_file && !(out = make_pipe())) {
+    if (!stdout_file && !stdout_inherited && !(out = make_pipe())) {
       return fail_to_start(system_error("pipe2", "worker output"));
     }
     auto err = make_pipe();
@@ -194,7 +208,9 @@ class Round {
                          launch.environ,
                          original_mask_,
                          null_input.get(),
-                         stdout_file ? stdout_file.get() : out->write.get(),
+                         stdout_file ? stdout_file.get()
+                         : out       ? out->write.get()
+                                     : -1,
                          err->write.get()};
     auto pid = spawn_worker(request);
     if (!pid) return fail_to_start(pid.error());
@@ -516,6 +532,7 @@ class Round {
   std::vector<Worker> workers_;
   int first_failed_ = -1;  // index into workers_
   int alive_ = 0;
+  int shown_workers_ = 0;  // workers of the round whose lines the console shows
   bool tearing_down_ = false;
   bool killed_ = false;
   bool interrupted_ = false;

@@ -49,9 +49,13 @@ for stream in out err; do
   done
 done
 
-# --- A partial last line is flushed, on the console with a newline added.
+# --- A partial last line is flushed, on a shared console with a newline added (so that the
+# next worker's line does not run on from it).
 out=$(clean "$BIN" -- sh -c 'printf "no newline at the end"')
 check "partial last line is flushed" [ "$out" = "no newline at the end" ]
+out=$(clean "$BIN" --nproc-per-node 2 -- sh -c 'printf "no newline $RANK"' | sort)
+check "partial last lines of two workers: each on a line of its own" \
+  [ "$out" = $'[rank 0] no newline 0\n[rank 1] no newline 1' ]
 
 # --- Tags: default with several workers, none with one, a template, none on request.
 out=$(clean "$BIN" --nproc-per-node 2 -- sh -c 'echo hi' | sort)
@@ -80,8 +84,21 @@ check "console stdout: the stdout lines only" bash -c "[ \"\$(grep -c err '$WORK
 check "console stderr: the stderr lines" grep -qx '\[rank 1\] err 1' "$WORK/direct.err"
 check "log file: both streams" bash -c "grep -qx 'err 0' '$WORK/direct/std_log_process_0.txt' &&
   grep -qx 'out again 0' '$WORK/direct/std_log_process_0.txt'"
-out=$(clean "$BIN" -- sh -c 'readlink /proc/self/fd/1')
-check "without a log file stdout is a pipe" bash -c "[[ '$out' == pipe:* ]]"
+out=$(clean "$BIN" --nproc-per-node 2 -- sh -c 'readlink /proc/self/fd/1')
+check "without a log file stdout is a pipe (tagged lines)" \
+  bash -c "[[ \$(grep -c '^\[rank [01]\] pipe:' <<<'$out') = 2 ]]"
+# The only worker on the console, untagged, without a log file: its stdout is the launcher's
+# own (nothing to add to its lines), and its stderr still comes through the launcher.
+clean "$BIN" -- sh -c 'readlink /proc/self/fd/1; readlink /proc/self/fd/2; echo oops >&2; exit 4' \
+  >"$WORK/one.out" 2>"$WORK/one.err"
+check "one untagged worker: its stdout is the launcher's stdout (the file)" \
+  bash -c "[ \"\$(head -1 '$WORK/one.out')\" = '$WORK/one.out' ]"
+check "one untagged worker: its stderr is a pipe to the launcher (the summary has its lines)" \
+  bash -c "grep -q '^pipe:' '$WORK/one.out' && grep -qx '  | oops' '$WORK/one.err'"
+clean "$BIN" --nproc-per-node 2 --local-ranks-filter 1 --tag none -- sh -c 'readlink /proc/self/fd/1' \
+  >"$WORK/filtered.out"
+check "one worker shown of two, untagged: its stdout is the launcher's too" \
+  bash -c "[ \"\$(cat '$WORK/filtered.out')\" = '$WORK/filtered.out' ]"
 
 # A console that reads nothing for a while does not hold the workers up: they write 20 MB
 # and finish while it sleeps, and it still gets every byte afterwards.
@@ -151,6 +168,8 @@ assert (f['rank'], f['exit_code']) == (1, 5), f" "$WORK/stalled-summary.json"
 # blocking; nobody reading it does not keep TERM from stopping the job.
 check "terminal console: every line, tagged, the terminal left as it was" \
   $py "$(dirname "$0")/terminal_console.py" read "$BIN"
+check "terminal console, one untagged worker: its stdout is the terminal (isatty)" \
+  $py "$(dirname "$0")/terminal_console.py" single "$BIN"
 check "terminal console nobody reads: TERM still stops the job (143, nothing left)" \
   $py "$(dirname "$0")/terminal_console.py" stalled "$BIN"
 

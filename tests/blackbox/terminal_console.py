@@ -1,9 +1,11 @@
 """aml-launch with a terminal (a pseudo-terminal) as its stdout and stderr.
 
-usage: /usr/bin/python3 terminal_console.py read|stalled AML_LAUNCH
+usage: /usr/bin/python3 terminal_console.py read|single|stalled AML_LAUNCH
   read:    2 workers write 20,000 numbered lines each; every line must come through the
            terminal, tagged, and the terminal's own description must not be left non-blocking
            (the launcher writes through a description of its own).
+  single:  the one worker, untagged, has the terminal itself as its stdout (isatty: progress
+           bars and colours work as without a launcher), and its stderr comes through.
   stalled: nobody reads the terminal while 2 workers flood it; TERM after 2 s must still stop
            the job (143) within 10 s, failure summary and all, with no process of it left.
 Exits 0 when all holds, 1 with the reason on stderr otherwise.
@@ -24,6 +26,9 @@ mark = f"aml-terminal-{uuid.uuid4()}"
 env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/"), "MARK": mark}
 if mode == "read":
     command = [aml, "--nproc-per-node", "2", "--", "sh", "-c", 'seq -f "line %g" 20000']
+elif mode == "single":
+    command = [aml, "--", "sh", "-c",
+               '[ -t 1 ] && echo "stdout is a terminal"; echo "on stderr" >&2']
 else:
     # 20 stderr lines of 3,000 bytes first: the summary that TERM brings (with a worker's
     # last stderr lines) is then more than the full terminal could take.
@@ -51,7 +56,7 @@ def left_behind():
     return found
 
 
-if mode == "read":
+if mode in ("read", "single"):
     output = b""
     deadline = time.monotonic() + 30
     while launcher.poll() is None or select.select([master], [], [], 0)[0]:
@@ -65,6 +70,10 @@ if mode == "read":
     if launcher.returncode != 0:
         fail(f"exit status {launcher.returncode}")
     lines = output.replace(b"\r\n", b"\n").split(b"\n")
+    if mode == "single":
+        if b"stdout is a terminal" not in lines or b"on stderr" not in lines:
+            fail(f"want the worker's stdout to be the terminal, and its stderr: {output!r}")
+        sys.exit(0)
     for rank in (0, 1):
         got = [l for l in lines if l.startswith(b"[rank %d] " % rank)]
         want = [b"[rank %d] line %d" % (rank, i) for i in range(1, 20001)]
