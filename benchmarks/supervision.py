@@ -5,12 +5,14 @@
      exited and every worker is gone, its exit status, and the processes left behind;
   3. relay: 8 workers writing 1 GiB of 100-byte lines in all, through aml-launch (tagged, with
      per-rank log files) vs the same workers writing straight to files;
+  3b. relay1: one worker writing 1 GiB to its console, a file, without a log file (a
+     per-process launch's usual case), through aml-launch vs straight to the file;
   4. memory: the launcher process's own peak RSS (VmHWM) while it supervises 8 workers.
 
-usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay|memory ...]]
+usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay|relay1|memory ...]]
 (needs python3-torch and Open MPI; all of them by default)
-RELAY_RUNS=N: rounds of the relay benchmark (5); RELAY_BASELINE=PATH: another aml-launch binary
-(an earlier build) whose tagged row runs in the same rounds, for a side-by-side comparison.
+RELAY_RUNS=N: rounds of the relay benchmarks (5); RELAY_BASELINE=PATH: another aml-launch binary
+(an earlier build) whose rows run in the same rounds, for a side-by-side comparison.
 """
 import os
 import shutil
@@ -186,6 +188,44 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     print()
 
 
+def relay_one_worker_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
+    """A per-process launch's usual case: one worker, its console a file, no log file."""
+    lines = (1 << 30) // 100
+    work = tempfile.mkdtemp(prefix="aml-relay-one-")
+
+    def run(command):
+        for f in os.listdir(work):
+            os.remove(f"{work}/{f}")
+        os.sync()
+        with open(f"{work}/console", "wb") as out:
+            elapsed, status = timed(command, stdout=out)
+        assert status == 0 and os.path.getsize(f"{work}/console") == lines * 100
+        return elapsed
+
+    runners = {
+        "the worker writing straight to the file": lambda: run([FLOOD, str(lines)]),
+        "aml-launch -- worker > file": lambda: run([AML, "--", FLOOD, str(lines)]),
+    }
+    baseline = os.environ.get("RELAY_BASELINE")
+    if baseline:
+        runners["RELAY_BASELINE (an earlier build) -- worker > file"] = \
+            lambda: run([baseline, "--", FLOOD, str(lines)])
+    samples = {name: [] for name in runners}
+    try:
+        for _ in range(runs):
+            for name, runner in runners.items():
+                samples[name].append(runner())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    base = statistics.median(samples["the worker writing straight to the file"])
+    print(f"### 3b. One worker (a per-process launch): {lines:,} lines of 100 bytes (1 GiB) to its "
+          "console, a file; no log file\n")
+    print("| run | runs | median wall [s] | vs direct |\n|---|---:|---:|---:|")
+    for name, s in samples.items():
+        print(f"| {name} | {len(s)} | {statistics.median(s):.2f} | {statistics.median(s) / base:.2f}x |")
+    print()
+
+
 def peak_rss_kib(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -222,11 +262,12 @@ def memory_benchmark(runs=3):
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[2:] or ["launch", "failfast", "relay", "memory"]
+    chosen = sys.argv[2:] or ["launch", "failfast", "relay", "relay1", "memory"]
     orphans = lambda: fail_fast_benchmark(
         (10, 5, 3), WITH_ORPHANS,
         "### 2b. Fail-fast with orphans: every worker first starts `sleep 600 &`, local rank 3 exits 7\n")
     for name, run in (("launch", launch_benchmark), ("failfast", fail_fast_benchmark), ("orphans", orphans),
-                      ("relay", relay_benchmark), ("memory", memory_benchmark)):
+                      ("relay", relay_benchmark), ("relay1", relay_one_worker_benchmark),
+                      ("memory", memory_benchmark)):
         if name in chosen or (name == "orphans" and "failfast" in chosen):
             run()
