@@ -124,6 +124,24 @@ def fail_fast_benchmark(runs=(20, 10, 5), script=FAIL_FAST, title=None):
     print()
 
 
+def interleaved_table(title, runners, runs, work):
+    """Rounds of every runner in turn; a table of medians against the first runner's (the
+    direct one). `work` is removed at the end."""
+    samples = {name: [] for name in runners}
+    try:
+        for _ in range(runs):
+            for name, run in runners.items():
+                samples[name].append(run())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    base = statistics.median(next(iter(samples.values())))
+    print(f"{title}\n")
+    print("| run | runs | median wall [s] | vs direct |\n|---|---:|---:|---:|")
+    for name, s in samples.items():
+        print(f"| {name} | {len(s)} | {statistics.median(s):.2f} | {statistics.median(s) / base:.2f}x |")
+    print()
+
+
 def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     lines_per_worker = (1 << 30) // 100 // 8
     work = tempfile.mkdtemp(prefix="aml-relay-")
@@ -173,19 +191,8 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     if baseline:
         runners["RELAY_BASELINE (an earlier build), tagged console to /dev/null + log files"] = \
             lambda: through_aml("/dev/null", aml=baseline)
-    samples = {name: [] for name in runners}
-    try:
-        for _ in range(runs):
-            for name, run in runners.items():
-                samples[name].append(run())
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    base = statistics.median(samples["workers writing straight to files"])
-    print(f"### 3. Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB in all)\n")
-    print("| run | runs | median wall [s] | vs direct |\n|---|---:|---:|---:|")
-    for name, s in samples.items():
-        print(f"| {name} | {len(s)} | {statistics.median(s):.2f} | {statistics.median(s) / base:.2f}x |")
-    print()
+    interleaved_table(f"### 3. Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB in all)",
+                      runners, runs, work)
 
 
 def relay_one_worker_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
@@ -210,20 +217,8 @@ def relay_one_worker_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
     if baseline:
         runners["RELAY_BASELINE (an earlier build) -- worker > file"] = \
             lambda: run([baseline, "--", FLOOD, str(lines)])
-    samples = {name: [] for name in runners}
-    try:
-        for _ in range(runs):
-            for name, runner in runners.items():
-                samples[name].append(runner())
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    base = statistics.median(samples["the worker writing straight to the file"])
-    print(f"### 3b. One worker (a per-process launch): {lines:,} lines of 100 bytes (1 GiB) to its "
-          "console, a file; no log file\n")
-    print("| run | runs | median wall [s] | vs direct |\n|---|---:|---:|---:|")
-    for name, s in samples.items():
-        print(f"| {name} | {len(s)} | {statistics.median(s):.2f} | {statistics.median(s) / base:.2f}x |")
-    print()
+    interleaved_table(f"### 3b. One worker (a per-process launch): {lines:,} lines of 100 bytes (1 GiB) "
+                      "to its console, a file; no log file", runners, runs, work)
 
 
 def peak_rss_kib(pid):
