@@ -176,12 +176,13 @@ class Round {
     std::string tag = expand_tag(o.tag_template, launch.rank, launch.local_rank);
     RankLog* log = index < log_files_.size() ? log_files_[index].get() : nullptr;
     StreamSinks console{shown ? &consoles_.out : nullptr, tag, nullptr, false};
-    // The only worker on the console, untagged, without a log file: its stdout would reach the
-    // console unchanged, so it is the console itself (the launcher's stdout, inherited): no
-    // copy, no delay, and a terminal stays a terminal (isatty, progress bars) as without a
-    // launcher. Its stderr still comes through the launcher, for the failure summary.
-    const bool stdout_inherited = shown && tag.empty() && log == nullptr && shown_workers_ == 1 &&
-                                  fcntl(STDOUT_FILENO, F_GETFD) >= 0;
+    // The only worker on a terminal, untagged, without a log file: its stdout is the
+    // terminal itself (inherited), so that it stays a terminal for the worker (isatty:
+    // progress bars, colours) as without a launcher. Pipes and files keep the relay: it hands
+    // on whole lines only, which is what keeps ranks apart where mpirun or srun merge their
+    // pipes, and stderr lines out of stdout's where both go to one file (2>&1).
+    const bool stdout_inherited =
+        shown && tag.empty() && log == nullptr && shown_workers_ == 1 && isatty(STDOUT_FILENO);
 
     // stdout straight into the log file where there is one (and the console, if it shows
     // this rank, can follow the file); else through a pipe.
