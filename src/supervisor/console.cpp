@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "util/own_fd_path.hpp"
+
 namespace aml {
 
 Console::Console(int fd) : fd_(fd) {
@@ -18,8 +20,7 @@ Console::Console(int fd) : fd_(fd) {
   } else if (S_ISFIFO(info.st_mode) || (S_ISCHR(info.st_mode) && isatty(fd))) {
     // O_NONBLOCK on the shared description would reach whoever else writes there (the shell
     // after we exit); a description of our own keeps it to us.
-    std::string self = "/proc/self/fd/" + std::to_string(fd);
-    own_.reset(open(self.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    own_.reset(open(own_fd_path(fd).c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   }
 }
 

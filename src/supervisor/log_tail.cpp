@@ -8,6 +8,7 @@
 #include <string>
 
 #include "supervisor/rank_log.hpp"
+#include "util/own_fd_path.hpp"
 
 namespace aml {
 namespace {
@@ -27,8 +28,7 @@ LogTail::~LogTail() {
 
 bool LogTail::watch_with(int inotify_fd) {
   // Through the launcher's own descriptor: the file, even if its name has moved.
-  std::string self = "/proc/self/fd/" + std::to_string(log_.fd());
-  watch_ = inotify_add_watch(inotify_fd, self.c_str(), IN_MODIFY);
+  watch_ = inotify_add_watch(inotify_fd, own_fd_path(log_.fd()).c_str(), IN_MODIFY);
   if (watch_ < 0) watch_ = inotify_add_watch(inotify_fd, log_.path().c_str(), IN_MODIFY);
   if (watch_ < 0) return false;
   inotify_fd_ = inotify_fd;

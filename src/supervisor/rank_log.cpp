@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "util/own_fd_path.hpp"
 #include "util/write_all.hpp"
 
 namespace aml {
@@ -31,8 +32,7 @@ off_t RankLog::size() const {
 
 UniqueFd RankLog::open_for_worker() const {
   // The same file through our own descriptor, not by its name, which may have moved.
-  std::string self = "/proc/self/fd/" + std::to_string(fd_.get());
-  UniqueFd fd(open(self.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  UniqueFd fd(open(own_fd_path(fd_.get()).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
   if (!fd) fd.reset(open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
   return fd;
 }

@@ -603,7 +603,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     outcome.restarts = restarts_so_far;
     outcome.stop_requested = round.stop_requested();
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
-    if (!failed || round.stop_requested() || restart >= options.max_restarts) break;
+    if (!failed || outcome.stop_requested || restart >= options.max_restarts) break;
     if (on_restart) on_restart(outcome, restart + 1);
     outcome.restarts = restart + 1;
   }

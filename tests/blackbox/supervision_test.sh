@@ -259,6 +259,15 @@ check "unwritable --summary-file: said on stderr, the run's status kept (3)" \
   bash -c "[ $status = 3 ] && grep -q 'cannot write --summary-file /proc/no-such-dir/summary.json' <<<'$out'"
 check "summary: a clean run" $py -c '
 import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 0 and s["first_failure"] is None and s["final"], s' "$WORK/ok.json"
+# A summary file that may be written but not replaced (its directory is someone else's): it is
+# written in place.
+mkdir -p "$WORK/locked" && chmod 755 "$WORK/locked" && touch "$WORK/locked/summary.json" &&
+  chown nobody "$WORK/locked/summary.json" && chmod 755 "$WORK"
+clean setpriv --reuid=nobody --regid=nogroup --clear-groups "$BIN" \
+  --summary-file "$WORK/locked/summary.json" -- sh -c 'exit 9' >/dev/null 2>&1
+check "summary in a directory it may not write: the file itself is written (exit code 9)" $py -c '
+import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 9 and s["final"], s' \
+  "$WORK/locked/summary.json"
 # Written at every restart too (not final yet): a launcher killed in a later round leaves the
 # last failure on record.
 mark="aml-restart-summary-$$-$RANDOM"
