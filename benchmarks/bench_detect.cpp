@@ -56,9 +56,11 @@ BENCHMARK(BM_DetectAzureMlPyTorch);
 
 void BM_DetectAndPlanPerNodeEightWorkers(benchmark::State& state) {
   aml::Env env = azure_ml_pytorch_env();
-  env["WORLD_SIZE"] = "2";
-  env["RANK"] = "1";
-  env["LOCAL_RANK"] = "0";
+  // insert_or_assign rather than operator[] = "...": GCC 12 at -O3 warns (-Wrestrict) about the
+  // inlined string assignment, a known false positive.
+  env.insert_or_assign("WORLD_SIZE", std::string("2"));
+  env.insert_or_assign("RANK", std::string("1"));
+  env.insert_or_assign("LOCAL_RANK", std::string("0"));
   aml::Overrides flags{.nproc_per_node = 8};
   aml::PlanInputs inputs;
   inputs.cpu_count = 96;

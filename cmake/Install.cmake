@@ -4,14 +4,19 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS aml-launch aml-preflight RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+set(_aml_programs aml-launch)
+set(_aml_libraries aml_rank aml_store aml_topology)
+if(AML_BUILD_COMM)
+  list(APPEND _aml_programs aml-preflight)
+  list(APPEND _aml_libraries aml_comm)
+  endif()
+install(TARGETS ${_aml_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/aml DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set_target_properties(aml_rank PROPERTIES EXPORT_NAME rank)
 set_target_properties(aml_store PROPERTIES EXPORT_NAME store)
-set_target_properties(aml_comm PROPERTIES EXPORT_NAME comm)
 set_target_properties(aml_topology PROPERTIES EXPORT_NAME topology)  # what aml::store links
-install(TARGETS aml_rank aml_comm aml_store aml_topology
+install(TARGETS ${_aml_libraries}
         EXPORT AmlLaunchTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

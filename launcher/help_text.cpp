@@ -5,7 +5,8 @@ namespace aml {
 const char* const kHelpFooter = R"(
 Where the topology comes from (the first source present wins; flags override any field):
    1 torchrun     TORCHELASTIC_RUN_ID: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE GROUP_RANK
-                  GROUP_WORLD_SIZE MASTER_ADDR MASTER_PORT ROLE_NAME
+                  GROUP_WORLD_SIZE MASTER_ADDR MASTER_PORT ROLE_NAME (not when it is the
+                  AML_LAUNCH_RUN_ID of an aml-launch worker: aml-launch sets both)
    2 aml-launch   AML_LAUNCH_WORKER (a worker of aml-launch): the variables it set, below
    3 tf-config    TF_CONFIG with a task: rank = chief/master first, then workers;
                   ps and evaluator tasks are outside the training world
@@ -44,6 +45,7 @@ come within --rdzv-timeout is named in the error. Restarts are new rounds, on ev
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
+TORCHELASTIC_RUN_ID (the run id, as torchrun sets it: Lightning and accelerate read it),
 on several nodes AML_LAUNCH_STORE and AML_LAUNCH_STORE_TOKEN (node 0's store),
 OMP_NUM_THREADS when unset (CPUs / local workers), PYTHONUNBUFFERED=1 when unset, on a
 multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (the interface whose route reaches

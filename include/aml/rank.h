@@ -17,6 +17,11 @@ int aml_node_rank(void);
 const char* aml_source(void);
 /* NULL when the topology was read; otherwise a message naming the variable and its value. */
 const char* aml_topology_error(void);
+/* The whole topology as one JSON object: the job's fields as `aml-launch --dry-run --format json`
+   prints them (source, reason, launch, nnodes, node_rank, nproc_per_node, world_size,
+   master_addr, master_port), then run_id, role and this process's rank, local_rank,
+   local_world_size, in_training_world and is_master. NULL when the environment is broken. */
+const char* aml_topology_json(void);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,15 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   for (WorkerPlan& worker : plan.workers) {
     worker.env = worker_env(plan, inputs, worker.rank, worker.local_rank);
   }
+  if (!inputs.tf_ports.empty() && inputs.tf_workers.empty() && topology.nnodes > 1) {
+    // As with MASTER_PORT: the other nodes' addresses and ports are known only once all met.
+    std::string ports;
+    for (int port : inputs.tf_ports) ports += (ports.empty() ? "" : ", ") + std::to_string(port);
+    plan.topology.notes.push_back(
+        "TF_CONFIG is written at the rendezvous, naming every worker of all " +
+        std::to_string(topology.nnodes) + " nodes (this node's workers listen on ports " + ports +
+        ")");
+  }
   return plan;
 }
 

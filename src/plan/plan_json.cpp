@@ -1,21 +1,13 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/launch_plan.hpp"
+#include "topology/topology_json.hpp"
 
 namespace aml {
 
 std::string plan_json(const LaunchPlan& plan) {
   const Topology& t = plan.topology;
-  nlohmann::ordered_json out;
-  out["source"] = t.source;
-  out["reason"] = t.reason;
-  out["launch"] = std::string(to_string(t.launch));
-  out["nnodes"] = t.nnodes;
-  out["node_rank"] = t.node_rank;
-  out["nproc_per_node"] = t.nproc_per_node;
-  out["world_size"] = t.world_size;
-  out["master_addr"] = t.master_addr;
-  out["master_port"] = t.master_port;
+  nlohmann::ordered_json out = topology_json(t);
   // null: picked by node 0 at the rendezvous, after --dry-run has printed.
   out["worker_master_port"] = plan.worker_master_port != 0
                                   ? nlohmann::ordered_json(plan.worker_master_port)

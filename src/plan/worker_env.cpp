@@ -50,6 +50,9 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
   set(kWorkerMarker, "1");
   set(kSourceVariable, t.source);
   set(kRunIdVariable, plan.run_id);
+  // torchrun's name for it: Lightning, accelerate and others take a run with it for a launch
+  // that set every rank's variables (without it Lightning takes srun's SLURM_* for its own).
+  set("TORCHELASTIC_RUN_ID", plan.run_id.empty() ? "none" : plan.run_id);
   set(kRestartCountVariable, number(inputs.restart_count));
   set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
   if (!inputs.omp_threads_set) {

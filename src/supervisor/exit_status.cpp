@@ -1,9 +1,25 @@
 #include "supervisor/exit_status.hpp"
 
-#include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 
+#include <array>
+#include <string_view>
+
 namespace aml {
+
+std::string signal_name(int signal) {
+  static constexpr std::array<std::string_view, 32> kNames = {
+      "",          "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+      "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+      "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+      "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
+  if (signal > 0 && signal < static_cast<int>(kNames.size())) return std::string(kNames[signal]);
+  if (signal >= SIGRTMIN && signal <= SIGRTMAX) {
+    return "SIGRTMIN+" + std::to_string(signal - SIGRTMIN);
+  }
+  return "SIG?";
+}
 
 int exit_code_of(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
@@ -15,8 +31,7 @@ std::string describe_wait_status(int wait_status) {
   if (WIFEXITED(wait_status)) return "exit code " + std::to_string(WEXITSTATUS(wait_status));
   if (WIFSIGNALED(wait_status)) {
     int signal = WTERMSIG(wait_status);
-    const char* abbrev = sigabbrev_np(signal);
-    return "signal " + std::to_string(signal) + " (SIG" + (abbrev ? abbrev : "?") + ")" +
+    return "signal " + std::to_string(signal) + " (" + signal_name(signal) + ")" +
            (WCOREDUMP(wait_status) ? ", core dumped" : "");
   }
   return "status " + std::to_string(wait_status);

@@ -8,5 +8,8 @@ namespace aml {
 int exit_code_of(int wait_status);
 // "exit code 7" or "signal 9 (SIGKILL)".
 std::string describe_wait_status(int wait_status);
+// "SIGKILL", "SIGRTMIN+3"; "SIG?" for what is no signal. Our own table: glibc's sigabbrev_np
+// is newer (2.32) than the glibc the portable binary may need (2.17).
+std::string signal_name(int signal);
 
 }  // namespace aml

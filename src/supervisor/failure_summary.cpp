@@ -65,10 +65,9 @@ nlohmann::ordered_json exit_json(const WorkerExit& exit) {
   j["pid"] = exit.pid;
   if (WIFSIGNALED(exit.wait_status)) {
     int sig = WTERMSIG(exit.wait_status);
-    const char* name = sigabbrev_np(sig);
     j["exit_code"] = nullptr;
     j["signal"] = sig;
-    j["signal_name"] = std::string("SIG") + (name ? name : "?");
+    j["signal_name"] = signal_name(sig);
   } else {
     j["exit_code"] = WIFEXITED(exit.wait_status) ? WEXITSTATUS(exit.wait_status) : -1;
     j["signal"] = nullptr;

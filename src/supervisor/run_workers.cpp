@@ -440,7 +440,7 @@ class Round {
         if (!stop_requested_) {
           JobFailure stopped;
           stopped.exit_code = 128 + sig;
-          stopped.status = std::string("its launcher was stopped by SIG") + sigabbrev_np(sig);
+          stopped.status = "its launcher was stopped by " + signal_name(sig);
           stopped.time = utc_timestamp(std::chrono::system_clock::now());
           tell_peers(stopped);
           // Stopped while waiting for the other nodes: the job did not complete.

@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <memory>
 
+#include "util/errno_text.hpp"
+
 namespace aml {
 namespace {
 
@@ -43,7 +45,7 @@ Result<std::string> find_program(const std::string& name) {
     start = colon + 1;
   }
   return invalid("command", name,
-                 std::string("a program that can run (") + strerrordesc_np(reason) + ")");
+                 std::string("a program that can run (") + errno_text(reason) + ")");
 }
 
 // Everything the child needs, prepared by the parent: between clone and exec the child shares
@@ -121,14 +123,14 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
   sigprocmask(SIG_SETMASK, &previous, nullptr);
   if (pid < 0) {
     return invalid("command", request.argv[0],
-                   std::string("a process to start (clone: ") + strerrordesc_np(clone_error) + ")");
+                   std::string("a process to start (clone: ") + errno_text(clone_error) + ")");
   }
   if (plan.error != 0) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return invalid("command", request.argv[0],
-                   std::string("a program that can run (") + strerrordesc_np(plan.error) + ")");
+                   std::string("a program that can run (") + errno_text(plan.error) + ")");
   }
   return pid;
 }

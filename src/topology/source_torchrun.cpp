@@ -2,11 +2,20 @@
 #include "topology/master.hpp"
 #include "topology/process_level.hpp"
 #include "topology/sources.hpp"
+#include "topology/worker_marker.hpp"
 
 namespace aml {
 namespace {
 
-bool present(const Env& env) { return has(env, "TORCHELASTIC_RUN_ID"); }
+// aml-launch gives its own workers TORCHELASTIC_RUN_ID too (Lightning and others take the run
+// for a torchelastic one by it): its value there is aml-launch's run id, and the worker is
+// aml-launch's. A torchrun started inside an aml-launch worker sets a run id of its own.
+bool present(const Env& env) {
+  const std::string* run_id = find(env, "TORCHELASTIC_RUN_ID");
+  if (run_id == nullptr) return false;
+  const std::string* own_run_id = find(env, kRunIdVariable);
+  return !(has(env, kWorkerMarker) && own_run_id != nullptr && *own_run_id == *run_id);
+}
 
 Result<Detected> read(const DetectContext& ctx) {
   const Env& env = ctx.env;

@@ -27,6 +27,7 @@ Topology per_node(int nnodes, int node_rank, int nproc) {
 
 TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
   PlanInputs inputs;
+  inputs.run_id = "run-7";
   inputs.cpu_count = 8;
   inputs.worker_master_port = 41000;  // what node 0 picked at the rendezvous
   LaunchPlan plan = build_plan(per_node(2, 1, 4), inputs);
@@ -47,7 +48,9 @@ TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
     EXPECT_EQ(*lookup(w.env, "MASTER_PORT"), "41000");  // not 6105: that one is the store's
     EXPECT_EQ(*lookup(w.env, "AML_LAUNCH_WORKER"), "1");
     EXPECT_EQ(*lookup(w.env, "TORCHELASTIC_RESTART_COUNT"), "0");
-    EXPECT_EQ(*lookup(w.env, "OMP_NUM_THREADS"), "2");  // 8 CPUs over 4 local workers
+    EXPECT_EQ(*lookup(w.env, "AML_LAUNCH_RUN_ID"), "run-7");
+    EXPECT_EQ(*lookup(w.env, "TORCHELASTIC_RUN_ID"), "run-7");  // as torchrun sets it
+    EXPECT_EQ(*lookup(w.env, "OMP_NUM_THREADS"), "2");          // 8 CPUs over 4 local workers
   }
 }
 
@@ -134,6 +137,25 @@ TEST(PlanJson, HasTheContractFields) {
         "\"master_port\": 6105", "\"workers\"", "\"rank\": 2", "\"rank\": 3"}) {
     EXPECT_NE(json.find(field), std::string::npos) << field << " missing in " << json;
   }
+}
+
+TEST(BuildPlan, MultiNodeTensorFlowSaysTheRendezvousWritesTfConfig) {
+  PlanInputs inputs;
+  inputs.tf_ports = {41001, 41002};
+  LaunchPlan plan = build_plan(per_node(2, 1, 2), inputs);
+  EXPECT_FALSE(lookup(plan.workers[0].env, "TF_CONFIG"));  // not known before the rendezvous
+  ASSERT_FALSE(plan.topology.notes.empty());
+  EXPECT_NE(plan.topology.notes.back().find("TF_CONFIG is written at the rendezvous"),
+            std::string::npos);
+  EXPECT_NE(plan.topology.notes.back().find("41001, 41002"), std::string::npos);
+  EXPECT_NE(plan_json(plan).find("TF_CONFIG is written at the rendezvous"), std::string::npos);
+  EXPECT_NE(plan_text(plan).find("note:            TF_CONFIG is written at the rendezvous"),
+            std::string::npos);
+
+  inputs.tf_workers = {"a:41001", "a:41002", "b:41001", "b:41002"};  // after the rendezvous
+  plan = build_plan(per_node(2, 1, 2), inputs);
+  EXPECT_NE(lookup(plan.workers[0].env, "TF_CONFIG")->find("\"b:41002\""), std::string::npos);
+  EXPECT_TRUE(plan.topology.notes.empty());
 }
 
 }  // namespace

@@ -1,0 +1,40 @@
+# The release toolchain: Zig's clang and libc++ against glibc 2.17's symbols, so that the
+# binaries start in any x86_64 Linux with glibc 2.17 or newer (CentOS 7, Ubuntu 20.04, ...).
+# libc++, libc++abi and libunwind are linked in statically; glibc stays dynamic (see DESIGN:
+# its IFUNC'd memchr/memcpy carry the output relay, and its NSS resolves host names).
+#
+#   cmake -S . -B build-portable --toolchain cmake/PortableToolchain.cmake
+#
+# Zig comes from PyPI (`pip install ziglang`); AML_ZIG names another zig binary.
+# The host libraries' CMake packages (header-only ones) are found in the usual place.
+set(CMAKE_LIBRARY_ARCHITECTURE x86_64-linux-gnu)
+set(AML_PORTABLE_TARGET "x86_64-linux-gnu.2.17" CACHE STRING "Zig target of the portable build")
+
+if(NOT AML_ZIG)
+  if(DEFINED ENV{AML_ZIG})
+    set(AML_ZIG "$ENV{AML_ZIG}")
+  else()
+    find_program(_aml_python NAMES python3 python)
+    if(DEFINED Python_EXECUTABLE)  # scikit-build-core's interpreter (ziglang is a build requirement)
+      set(_aml_python "${Python_EXECUTABLE}")
+    endif()
+    execute_process(
+      COMMAND "${_aml_python}" -c "import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), 'zig'))"
+      OUTPUT_VARIABLE AML_ZIG OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  if(NOT AML_ZIG OR NOT EXISTS "${AML_ZIG}")
+    message(FATAL_ERROR "The portable build needs Zig: pip install ziglang (or set AML_ZIG)")
+  endif()
+  set(AML_ZIG "${AML_ZIG}" CACHE FILEPATH "The zig binary of the portable build")
+endif()
+
+set(CMAKE_C_COMPILER "${AML_ZIG}")
+set(CMAKE_C_COMPILER_ARG1 "cc -target ${AML_PORTABLE_TARGET}")
+set(CMAKE_CXX_COMPILER "${AML_ZIG}")
+set(CMAKE_CXX_COMPILER_ARG1 "c++ -target ${AML_PORTABLE_TARGET}")
+
+# Header-only dependencies (nlohmann_json, fmt, CLI11) are found where the host installed them,
+# but the host's /usr/include must not be searched as a whole: its glibc headers are newer than
+# the glibc the binaries are linked against. The build puts those three libraries' own folders
+# on the include path instead (see cmake/PortableHeaders.cmake).
+set(AML_PORTABLE ON CACHE BOOL "Portable (old glibc) build" FORCE)

@@ -1,0 +1,19 @@
+#include "topology/topology_json.hpp"
+
+namespace aml {
+
+nlohmann::ordered_json topology_json(const Topology& t) {
+  nlohmann::ordered_json out;
+  out["source"] = t.source;
+  out["reason"] = t.reason;
+  out["launch"] = std::string(to_string(t.launch));
+  out["nnodes"] = t.nnodes;
+  out["node_rank"] = t.node_rank;
+  out["nproc_per_node"] = t.nproc_per_node;
+  out["world_size"] = t.world_size;
+  out["master_addr"] = t.master_addr;
+  out["master_port"] = t.master_port;
+  return out;
+}
+
+}  // namespace aml
