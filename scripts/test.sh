@@ -2,15 +2,20 @@
 # Command 2 of the README: the whole test suite.
 #  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage):
 #     every test but those that load the rank library into python3 (an ASan library cannot
-#     be loaded there), the style check, the packaging tests (their consumer is built by gcc)
-#     and the container test (it runs the release binary as PID 1)
+#     be loaded there), the style check, the packaging tests (their consumer is built by gcc),
+#     the release tests and the container test (they test the release artifacts) and the
+#     client frameworks (they test the launcher's environment, not its memory safety)
 #  2. the libFuzzer targets, 60 s each: environment parsers, store frames, console tagging
-#  3. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
-#     every other test, ending with ctest's own summary
+#  3. the builds a user types (Debug, Release, RelWithDebInfo, MinSizeRel with gcc and clang;
+#     scripts/build-types.sh): warnings are errors only in this script's own builds
+#  4. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
+#     every other test (the release artifacts of scripts/release.sh and their tests, the client
+#     frameworks among them), ending with ctest's own summary
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
+export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
 
 echo "== sanitizer build (clang, ASan + UBSan)"
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -18,9 +23,9 @@ cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$san_flags -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$san_flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$san_flags" -DCMAKE_SHARED_LINKER_FLAGS="$san_flags" \
-  -DAML_BUILD_FUZZERS=ON -DAML_BUILD_BENCHMARKS=OFF >/dev/null
+  -DAML_BUILD_FUZZERS=ON -DAML_BUILD_BENCHMARKS=OFF -DAML_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build build-san
-(cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.')
+(cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.')
 
 fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repository
   local corpus status=0
@@ -40,6 +45,9 @@ fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repo
 fuzz fuzz_env_parsers tests/fuzz/corpus
 fuzz fuzz_store_frames tests/fuzz/store_corpus
 fuzz fuzz_tag_lines tests/fuzz/tag_corpus
+
+echo "== the builds a user types"
+scripts/build-types.sh
 
 echo "== main build (gcc) and every test"
 scripts/build.sh

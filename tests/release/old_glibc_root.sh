@@ -41,6 +41,8 @@ for applet in sh sleep cat grep ls echo kill true wc seq tr cut sed head tail da
   ln -sf busybox "$ROOT/bin/$applet"
 done
 chmod 1777 "$ROOT/tmp"
+mkdir -p "$ROOT/dev"
+[ -c "$ROOT/dev/null" ] || mknod -m 666 "$ROOT/dev/null" c 1 3
 printf 'root:x:0:0:root:/:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' >"$ROOT/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$ROOT/etc/group"
 printf 'hosts: files\n' >"$ROOT/etc/nsswitch.conf"

@@ -1,0 +1,132 @@
+"""The portable release binary (dist/aml-launch: Zig's clang and libc++, glibc 2.17 symbols)
+against the gcc build of the same tree (libstdc++, glibc 2.36), side by side in the same
+rounds: launch, fail-fast, relay and the launcher's own memory, as benchmarks/supervision.py
+measures them. The issue's bar: every figure within 10 %.
+
+usage: /usr/bin/python3 benchmarks/portable_binary.py BUILD_DIR PORTABLE_BINARY
+RELAY_RUNS=N: rounds of the relay (5).
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import shutil
+
+import supervision as sv
+
+GCC = sv.AML
+PORTABLE = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "dist/aml-launch")
+BINARIES = {"gcc build (build/launcher/aml-launch)": GCC, "portable (dist/aml-launch)": PORTABLE}
+
+
+def table(title, unit, samples, fmt="{:.1f}"):
+    print(f"{title}\n")
+    print(f"| binary | runs | median [{unit}] | portable / gcc |\n|---|---:|---:|---:|")
+    base = statistics.median(samples[GCC])
+    for name, binary in BINARIES.items():
+        s = samples[binary]
+        print(f"| {name} | {len(s)} | {fmt.format(statistics.median(s))} | "
+              f"{statistics.median(s) / base:.3f}x |")
+    print()
+
+
+def launch(rounds=200):
+    samples = {b: [] for b in BINARIES.values()}
+    for _ in range(rounds):
+        for binary in BINARIES.values():
+            elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "/bin/true"])
+            assert status == 0
+            samples[binary].append(elapsed * 1000)
+    table("### Launch: 8 workers of /bin/true", "ms", samples, "{:.2f}")
+
+
+def fail_fast(rounds=30):
+    samples = {b: [] for b in BINARIES.values()}
+    for _ in range(rounds):
+        for binary in BINARIES.values():
+            elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "sh", "-c", sv.FAIL_FAST])
+            assert status == 7
+            samples[binary].append(elapsed * 1000)
+    table("### Fail-fast: 8 workers, local rank 3 exits 7, the rest sleep: until the launcher exited",
+          "ms", samples, "{:.2f}")
+
+
+def relay(rounds=int(os.environ.get("RELAY_RUNS", "5"))):
+    lines_per_worker = (1 << 30) // 100 // 8
+    work = tempfile.mkdtemp(prefix="aml-portable-relay-")
+    samples = {b: [] for b in BINARIES.values()}
+    try:
+        for _ in range(rounds):
+            for binary in BINARIES.values():
+                shutil.rmtree(f"{work}/logs", ignore_errors=True)
+                os.sync()
+                elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
+                                            sv.FLOOD, str(lines_per_worker)])
+                assert status == 0
+                sizes = [os.path.getsize(f"{work}/logs/std_log_process_{r}.txt") for r in range(8)]
+                assert sizes == [lines_per_worker * 100] * 8, sizes
+                samples[binary].append(elapsed)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    table(f"### Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB), tagged console to "
+          "/dev/null + log files", "s", samples, "{:.3f}")
+
+
+def relay_cpu(rounds=3):
+    """The launcher's own CPU time per GiB relayed (user + system of the launcher alone)."""
+    lines_per_worker = (1 << 30) // 100 // 8
+    work = tempfile.mkdtemp(prefix="aml-portable-cpu-")
+    samples = {b: [] for b in BINARIES.values()}
+    try:
+        for _ in range(rounds):
+            for binary in BINARIES.values():
+                shutil.rmtree(f"{work}/logs", ignore_errors=True)
+                # perf-free: the launcher's own times from /proc/PID/stat just before it exits
+                # would race; wait4's rusage counts the children too. So: workers run under a
+                # child that is not the launcher's measure -- read /proc/PID/stat while it runs.
+                proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
+                                         sv.FLOOD, str(lines_per_worker)], stdout=subprocess.DEVNULL)
+                ticks = 0
+                while proc.poll() is None:
+                    try:
+                        with open(f"/proc/{proc.pid}/stat") as f:
+                            fields = f.read().rsplit(")", 1)[1].split()
+                        ticks = int(fields[11]) + int(fields[12])  # utime + stime
+                    except (OSError, IndexError):
+                        pass
+                    time.sleep(0.01)
+                assert proc.returncode == 0
+                samples[binary].append(ticks / os.sysconf("SC_CLK_TCK"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    table("### Relay: the launcher's own CPU time for the 1 GiB (utime + stime, read until its last 10 ms)",
+          "s", samples, "{:.3f}")
+
+
+def memory(rounds=5):
+    samples = {b: [] for b in BINARIES.values()}
+    for _ in range(rounds):
+        for binary in BINARIES.values():
+            proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--", "sh", "-c", "sleep 1"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            peak = 0
+            while proc.poll() is None:
+                peak = max(peak, sv.peak_rss_kib(proc.pid))
+                time.sleep(0.02)
+            assert proc.returncode == 0
+            samples[binary].append(peak / 1024)
+    table("### Memory: the launcher's own peak RSS (VmHWM) with 8 workers running", "MiB", samples, "{:.2f}")
+
+
+if __name__ == "__main__":
+    for binary in BINARIES.values():
+        assert os.access(binary, os.X_OK), f"missing: {binary}"
+    print(f"gcc build: {subprocess.run([GCC, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}; "
+          f"portable: {subprocess.run([PORTABLE, '--version'], capture_output=True, text=True).stdout.splitlines()[0]}\n")
+    launch()
+    fail_fast()
+    relay()
+    relay_cpu()
+    memory()

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The wheel of scripts/release.sh as a user gets it: tagged manylinux_2_17 (auditwheel agrees),
+# installed into fresh virtual environments of both Pythons here (PyPI's python3 and Debian's),
+# it puts the native aml-launch on PATH, `python -m aml_launch` runs it, `import aml_launch`
+# reads the same topology as the C ABI (tests/unit/rank_cases.json), TopologyError carries the
+# launcher's own message, and workers started by the wheel's aml-launch see their ranks.
+# usage: wheel_test.sh WHEEL
+set -u
+WHEEL=$(realpath "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../blackbox/assert.sh"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+check "the wheel is tagged manylinux_2_17 ($(basename "$WHEEL"))" \
+  grep -q -- "-py3-none-.*manylinux_2_17_x86_64.*\.whl$" <<<"$WHEEL"
+show=$(python3 -m auditwheel show "$WHEEL" 2>&1)
+check "auditwheel show agrees: consistent with manylinux_2_17_x86_64" \
+  grep -q 'consistent with the following platform tag: "manylinux_2_17_x86_64"' <<<"$(tr '\n' ' ' <<<"$show" | tr -s ' ')"
+
+venvs=0
+for python in python3 /usr/bin/python3; do
+  venv="$WORK/venv-$((++venvs))"
+  label="$("$python" -c 'import sys; print(f"Python {sys.version.split()[0]}")') ($python)"
+  if ! "$python" -m venv "$venv" >"$WORK/venv.log" 2>&1 ||
+    ! "$venv/bin/pip" install -q --no-index "$WHEEL" >>"$WORK/venv.log" 2>&1; then
+    cat "$WORK/venv.log"
+    check "$label: the wheel installs into a fresh venv" false
+    continue
+  fi
+  bin="$venv/bin/aml-launch"
+  check "$label: pip put aml-launch on the venv's PATH, the native executable itself" \
+    bash -c '[ -x "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d " ")" = "177ELF" ]' _ "$bin"
+  check "$label: python -m aml_launch --version runs it" bash -c \
+    '"$1/bin/python" -m aml_launch --version | grep -Eq "^aml-launch [0-9]+\.[0-9]+\.[0-9]+"' _ "$venv"
+  out=$("$venv/bin/python" "$HERE/../unit/rank_cases_test.py" package "$venv/bin/python" 2>&1)
+  check "$label: import aml_launch: the rank cases ($(tail -1 <<<"$out"))" grep -q " 0 failed$" <<<"$out" ||
+    echo "$out"
+
+  # The same message from the package as from the launcher, for the same broken environment.
+  error=$(env -i PATH=/usr/bin:/bin RANK=9 WORLD_SIZE=2 "$venv/bin/python" -c \
+    'import aml_launch
+try:
+    aml_launch.rank()
+except aml_launch.TopologyError as e:
+    print(e)' 2>&1)
+  launcher=$(env -i PATH=/usr/bin:/bin RANK=9 WORLD_SIZE=2 "$bin" --dry-run -- true 2>&1)
+  check "$label: TopologyError says what the launcher says ($error)" bash -c \
+    '[ -n "$1" ] && [ "$2" = "aml-launch: error: $1" ]' _ "$error" "$launcher"
+
+  # Workers of the wheel's aml-launch, reading their ranks through the wheel's package.
+  out=$(env PATH="$venv/bin:/usr/bin:/bin" aml-launch --nproc-per-node 2 -- python -c \
+    'import aml_launch as a, json; t = a.topology(); print(json.dumps([a.rank(), a.world_size(), a.is_master(), t["source"], t["launch"]]))' 2>&1)
+  check "$label: aml-launch --nproc-per-node 2 -- python -c 'import aml_launch ...' ($(tr '\n' ' ' <<<"$out"))" bash -c \
+    'grep -qx "\[rank 0\] \[0, 2, true, \"aml-launch\", \"per-process\"\]" <<<"$1" &&
+     grep -qx "\[rank 1\] \[1, 2, false, \"aml-launch\", \"per-process\"\]" <<<"$1"' _ "$out"
+done
+finish
