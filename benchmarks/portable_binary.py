@@ -7,12 +7,12 @@ usage: /usr/bin/python3 benchmarks/portable_binary.py BUILD_DIR PORTABLE_BINARY
 RELAY_RUNS=N: rounds of the relay (5).
 """
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import shutil
 
 import supervision as sv
 
@@ -83,9 +83,8 @@ def relay_cpu(rounds=3):
         for _ in range(rounds):
             for binary in BINARIES.values():
                 shutil.rmtree(f"{work}/logs", ignore_errors=True)
-                # perf-free: the launcher's own times from /proc/PID/stat just before it exits
-                # would race; wait4's rusage counts the children too. So: workers run under a
-                # child that is not the launcher's measure -- read /proc/PID/stat while it runs.
+                # The launcher's own utime + stime, read from /proc/PID/stat while it runs
+                # (wait4's rusage would add its reaped workers' times).
                 proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
                                          sv.FLOOD, str(lines_per_worker)], stdout=subprocess.DEVNULL)
                 ticks = 0

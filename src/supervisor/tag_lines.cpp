@@ -4,6 +4,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "util/cpu_features.hpp"
 #endif
 
 namespace aml {
@@ -76,7 +78,7 @@ __attribute__((target("avx2,bmi"))) TaggedLines tag_blocks_avx2(std::string_view
 }
 
 bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+  static const bool has = cpu_has_avx2_bmi();
   return has;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/cpu_features.hpp"
+
 #include <random>
 #include <string>
 #include <vector>
@@ -103,6 +105,15 @@ TEST(TagLines, StopsBeforeAPartialLastLine) {
   EXPECT_EQ(done.consumed, 8u);
   EXPECT_EQ(std::string(out, done.written), "> one\n> two\n");
 }
+
+#if defined(__x86_64__)
+// Our own CPUID reading agrees with the compiler's (filled in by gcc's runtime; the portable
+// build's runtime leaves it empty, which is why the launcher asks CPUID itself).
+TEST(CpuFeatures, Avx2AndBmiAsTheCompilerRuntimeSeesThem) {
+  __builtin_cpu_init();
+  EXPECT_EQ(cpu_has_avx2_bmi(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"));
+}
+#endif
 
 }  // namespace
 }  // namespace aml
