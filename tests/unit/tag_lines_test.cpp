@@ -2,11 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "util/cpu_features.hpp"
-
 #include <random>
 #include <string>
 #include <vector>
+
+#include "util/cpu_features.hpp"
 
 namespace aml {
 namespace {
