@@ -32,91 +32,92 @@ def table(title, unit, samples, fmt="{:.1f}"):
     print()
 
 
-def launch(rounds=200):
+def interleaved(rounds, measure):
+    """measure(binary) for both binaries in turn, `rounds` times: {binary: [figures]}."""
     samples = {b: [] for b in BINARIES.values()}
     for _ in range(rounds):
         for binary in BINARIES.values():
-            elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "/bin/true"])
-            assert status == 0
-            samples[binary].append(elapsed * 1000)
-    table("### Launch: 8 workers of /bin/true", "ms", samples, "{:.2f}")
+            samples[binary].append(measure(binary))
+    return samples
+
+
+def launch(rounds=200):
+    def measure(binary):
+        elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "/bin/true"])
+        assert status == 0
+        return elapsed * 1000
+    table("### Launch: 8 workers of /bin/true", "ms", interleaved(rounds, measure), "{:.2f}")
 
 
 def fail_fast(rounds=30):
-    samples = {b: [] for b in BINARIES.values()}
-    for _ in range(rounds):
-        for binary in BINARIES.values():
-            elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "sh", "-c", sv.FAIL_FAST])
-            assert status == 7
-            samples[binary].append(elapsed * 1000)
+    def measure(binary):
+        elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--", "sh", "-c", sv.FAIL_FAST])
+        assert status == 7
+        return elapsed * 1000
     table("### Fail-fast: 8 workers, local rank 3 exits 7, the rest sleep: until the launcher exited",
-          "ms", samples, "{:.2f}")
+          "ms", interleaved(rounds, measure), "{:.2f}")
+
+
+LINES_PER_WORKER = (1 << 30) // 100 // 8
+
+
+def relay_run(binary, logs, on_start=None):
+    """8 workers x 1/8 GiB through `binary` with log files; every byte checked afterwards."""
+    shutil.rmtree(logs, ignore_errors=True)
+    os.sync()
+    proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--log-dir", logs, "--", sv.FLOOD,
+                             str(LINES_PER_WORKER)], stdout=subprocess.DEVNULL, env=sv.ENV)
+    figure = on_start(proc) if on_start else None
+    assert proc.wait() == 0
+    sizes = [os.path.getsize(f"{logs}/std_log_process_{r}.txt") for r in range(8)]
+    assert sizes == [LINES_PER_WORKER * 100] * 8, sizes
+    return figure
+
+
+def launcher_cpu_seconds(proc):
+    """The launcher's own utime + stime, read from /proc/PID/stat until it exits (wait4's
+    rusage would add its reaped workers' times)."""
+    ticks = 0
+    while proc.poll() is None:
+        try:
+            with open(f"/proc/{proc.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            ticks = int(fields[11]) + int(fields[12])
+        except (OSError, IndexError):
+            pass
+        time.sleep(0.01)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def relay(rounds=int(os.environ.get("RELAY_RUNS", "5"))):
-    lines_per_worker = (1 << 30) // 100 // 8
     work = tempfile.mkdtemp(prefix="aml-portable-relay-")
-    samples = {b: [] for b in BINARIES.values()}
     try:
-        for _ in range(rounds):
-            for binary in BINARIES.values():
-                shutil.rmtree(f"{work}/logs", ignore_errors=True)
-                os.sync()
-                elapsed, status = sv.timed([binary, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
-                                            sv.FLOOD, str(lines_per_worker)])
-                assert status == 0
-                sizes = [os.path.getsize(f"{work}/logs/std_log_process_{r}.txt") for r in range(8)]
-                assert sizes == [lines_per_worker * 100] * 8, sizes
-                samples[binary].append(elapsed)
+        def wall(binary):
+            start = time.perf_counter()
+            relay_run(binary, f"{work}/logs")
+            return time.perf_counter() - start
+        walls = interleaved(rounds, wall)
+        # Apart from the timed rounds: polling /proc would take CPU from them.
+        cpu = interleaved(3, lambda binary: relay_run(binary, f"{work}/logs", launcher_cpu_seconds))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table(f"### Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB), tagged console to "
-          "/dev/null + log files", "s", samples, "{:.3f}")
-
-
-def relay_cpu(rounds=3):
-    """The launcher's own CPU time per GiB relayed (user + system of the launcher alone)."""
-    lines_per_worker = (1 << 30) // 100 // 8
-    work = tempfile.mkdtemp(prefix="aml-portable-cpu-")
-    samples = {b: [] for b in BINARIES.values()}
-    try:
-        for _ in range(rounds):
-            for binary in BINARIES.values():
-                shutil.rmtree(f"{work}/logs", ignore_errors=True)
-                # The launcher's own utime + stime, read from /proc/PID/stat while it runs
-                # (wait4's rusage would add its reaped workers' times).
-                proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--log-dir", f"{work}/logs", "--",
-                                         sv.FLOOD, str(lines_per_worker)], stdout=subprocess.DEVNULL)
-                ticks = 0
-                while proc.poll() is None:
-                    try:
-                        with open(f"/proc/{proc.pid}/stat") as f:
-                            fields = f.read().rsplit(")", 1)[1].split()
-                        ticks = int(fields[11]) + int(fields[12])  # utime + stime
-                    except (OSError, IndexError):
-                        pass
-                    time.sleep(0.01)
-                assert proc.returncode == 0
-                samples[binary].append(ticks / os.sysconf("SC_CLK_TCK"))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    table("### Relay: the launcher's own CPU time for the 1 GiB (utime + stime, read until its last 10 ms)",
-          "s", samples, "{:.3f}")
+    table(f"### Relay: 8 workers x {LINES_PER_WORKER:,} lines of 100 bytes (1 GiB), tagged console to "
+          "/dev/null + log files", "s", walls, "{:.3f}")
+    table("### Relay: the launcher's own CPU time for the 1 GiB (utime + stime)", "s", cpu, "{:.3f}")
 
 
 def memory(rounds=5):
-    samples = {b: [] for b in BINARIES.values()}
-    for _ in range(rounds):
-        for binary in BINARIES.values():
-            proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--", "sh", "-c", "sleep 1"],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            peak = 0
-            while proc.poll() is None:
-                peak = max(peak, sv.peak_rss_kib(proc.pid))
-                time.sleep(0.02)
-            assert proc.returncode == 0
-            samples[binary].append(peak / 1024)
-    table("### Memory: the launcher's own peak RSS (VmHWM) with 8 workers running", "MiB", samples, "{:.2f}")
+    def measure(binary):
+        proc = subprocess.Popen([binary, "--nproc-per-node", "8", "--", "sh", "-c", "sleep 1"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, sv.peak_rss_kib(proc.pid))
+            time.sleep(0.02)
+        assert proc.returncode == 0
+        return peak / 1024
+    table("### Memory: the launcher's own peak RSS (VmHWM) with 8 workers running", "MiB",
+          interleaved(rounds, measure), "{:.2f}")
 
 
 if __name__ == "__main__":
@@ -127,5 +128,4 @@ if __name__ == "__main__":
     launch()
     fail_fast()
     relay()
-    relay_cpu()
     memory()

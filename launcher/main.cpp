@@ -278,7 +278,8 @@ int run(int argc, char** argv) {
     LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;
     for (const WorkerPlan& worker : round.workers) {
-      out.push_back({worker.rank, worker.local_rank, command, environ_with(env, worker.env)});
+      out.push_back({worker.rank, worker.local_rank, command, environ_with(env, worker.env),
+                     !round_inputs.python_unbuffered_set});
     }
     return out;
   };

@@ -183,6 +183,12 @@ class Round {
     // pipes, and stderr lines out of stdout's where both go to one file (2>&1).
     const bool stdout_inherited =
         shown && tag.empty() && log == nullptr && shown_workers_ == 1 && isatty(STDOUT_FILENO);
+    if (stdout_inherited && launch.python_unbuffered_added) {
+      // Python line-buffers a terminal by itself, so each line is one write. Unbuffered, a
+      // print is several writes, and where mpirun gives every rank a pty and merges them,
+      // ranks' lines would mix mid-line.
+      std::erase(launch.environ, std::string("PYTHONUNBUFFERED=1"));
+    }
 
     // stdout straight into the log file where there is one (and the console, if it shows
     // this rank, can follow the file); else through a pipe.

@@ -23,6 +23,9 @@ struct WorkerLaunch {
   int local_rank = 0;
   std::vector<std::string> argv;
   std::vector<std::string> environ;
+  // The launcher added PYTHONUNBUFFERED=1 (for the relay); dropped again where the worker
+  // writes to the terminal itself.
+  bool python_unbuffered_added = false;
 };
 
 struct OutputOptions {

@@ -5,7 +5,9 @@ usage: /usr/bin/python3 terminal_console.py read|single|stalled AML_LAUNCH
            terminal, tagged, and the terminal's own description must not be left non-blocking
            (the launcher writes through a description of its own).
   single:  the one worker, untagged, has the terminal itself as its stdout (isatty: progress
-           bars and colours work as without a launcher), and its stderr comes through.
+           bars and colours work as without a launcher), and its stderr comes through; it
+           gets no PYTHONUNBUFFERED=1 (Python line-buffers a terminal: one write per line,
+           which keeps ranks' lines whole where mpirun merges their ptys).
   stalled: nobody reads the terminal while 2 workers flood it; TERM after 2 s must still stop
            the job (143) within 10 s, failure summary and all, with no process of it left.
 Exits 0 when all holds, 1 with the reason on stderr otherwise.
@@ -28,7 +30,8 @@ if mode == "read":
     command = [aml, "--nproc-per-node", "2", "--", "sh", "-c", 'seq -f "line %g" 20000']
 elif mode == "single":
     command = [aml, "--", "sh", "-c",
-               '[ -t 1 ] && echo "stdout is a terminal"; echo "on stderr" >&2']
+               '[ -t 1 ] && echo "stdout is a terminal"; echo "PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset}"; '
+               'echo "on stderr" >&2']
 else:
     # 20 stderr lines of 3,000 bytes first: the summary that TERM brings (with a worker's
     # last stderr lines) is then more than the full terminal could take.
@@ -73,6 +76,8 @@ if mode in ("read", "single"):
     if mode == "single":
         if b"stdout is a terminal" not in lines or b"on stderr" not in lines:
             fail(f"want the worker's stdout to be the terminal, and its stderr: {output!r}")
+        if b"PYTHONUNBUFFERED=unset" not in lines:
+            fail(f"want no PYTHONUNBUFFERED for a worker writing to the terminal itself: {output!r}")
         sys.exit(0)
     for rank in (0, 1):
         got = [l for l in lines if l.startswith(b"[rank %d] " % rank)]

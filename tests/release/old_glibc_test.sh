@@ -112,25 +112,25 @@ node() {  # node I COMMAND: node I's launcher (Kubeflow's variables), in the bac
     PET_MASTER_PORT="$port" /aml-launch --nproc-per-node 2 --rdzv-timeout 30 -- sh -c "$2" \
     >"$WORK/node$1.out" 2>"$WORK/node$1.err" &
 }
-node 0 'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR"'
-pid0=$!
-node 1 'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR"'
-pid1=$!
-wait "$pid0"; s0=$?
-wait "$pid1"; s1=$?
+two_nodes() {  # two_nodes NODE0_COMMAND NODE1_COMMAND: both to the end; $s0 $s1 their statuses
+  local pid0 pid1
+  port=$((port + 1))
+  node 0 "$1"
+  pid0=$!
+  node 1 "$2"
+  pid1=$!
+  wait "$pid0"; s0=$?
+  wait "$pid1"; s1=$?
+}
+two_nodes 'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR"' \
+  'echo "rank=$RANK world=$WORLD_SIZE master=$MASTER_ADDR"'
 ranks=$(cat "$WORK/node0.out" "$WORK/node1.out" | grep -o 'rank=[0-9]*' | sort | tr '\n' ' ')
 check "2 nodes met at node0.training.internal: exits $s0 $s1, ranks $ranks" bash -c \
   '[ "$1$2" = 00 ] && [ "$3" = "rank=0 rank=1 rank=2 rank=3 " ] &&
    [ "$(cat "$4"/node*.out | grep -c "world=4 master=node0.training.internal")" = 4 ]' \
   _ "$s0" "$s1" "$ranks" "$WORK"
 [ "$s0$s1" = 00 ] || cat "$WORK/node0.err" "$WORK/node1.err"
-port=$((port + 1))
-node 0 'exec sleep 60'
-pid0=$!
-node 1 'if [ "$RANK" = 3 ]; then sleep 0.5; exit 7; fi; exec sleep 60'
-pid1=$!
-wait "$pid0"; s0=$?
-wait "$pid1"; s1=$?
+two_nodes 'exec sleep 60' 'if [ "$RANK" = 3 ]; then sleep 0.5; exit 7; fi; exec sleep 60'
 check "2 nodes: rank 3 fails with 7 on node 1, both nodes exit 7 ($s0 $s1) naming it" bash -c \
   '[ "$1$2" = 77 ] && grep -q "rank 3 .*failed first" "$3/node0.err"' _ "$s0" "$s1" "$WORK"
 finish
