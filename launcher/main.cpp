@@ -17,6 +17,7 @@
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
+#include "util/expand_fields.hpp"
 #include "util/replace_file.hpp"
 
 extern char** environ;
@@ -225,11 +226,26 @@ int exec_command(const LaunchPlan& plan, const Env& env) {
   return 127;
 }
 
+// {rank}, {local_rank} and {node_rank} in --summary-file and --log-dir: this launcher's place,
+// so that the launchers of one srun or mpirun line (one path for all) each get their own. A
+// per-process launcher has its worker's; a per-node one is its node's only launcher: rank =
+// node rank, local rank 0.
+void expand_launcher_fields(Options& options, const Topology& t) {
+  const bool per_process = t.launch == Launch::per_process;
+  auto expand = [&](const std::string& text) {
+    return expand_fields(text, {{"rank", per_process ? t.rank : t.node_rank},
+                                {"local_rank", per_process ? t.local_rank : 0},
+                                {"node_rank", t.node_rank}});
+  };
+  options.summary_file = expand(options.summary_file);
+  if (options.log_dir) options.log_dir = expand(*options.log_dir);
+}
+
 int run(int argc, char** argv) {
   auto parsed = parse_command_line(argc, argv);
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) return exit_now->status;
   if (auto* error = std::get_if<Error>(&parsed)) return fail(*error);
-  const Options& options = std::get<Options>(parsed);
+  Options& options = std::get<Options>(parsed);
 
   const Env env = env_from(environ);
   const Machine machine = real_machine();
@@ -238,6 +254,7 @@ int run(int argc, char** argv) {
   auto inputs = gather_inputs(options, *topology, env, machine);
   if (!inputs) return fail(inputs.error());
   const LaunchPlan plan = build_plan(*topology, *inputs);
+  expand_launcher_fields(options, plan.topology);
 
   if (options.dry_run) {
     std::cout << (options.format == OutputFormat::json ? plan_json(plan) : plan_text(plan));

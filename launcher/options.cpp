@@ -164,7 +164,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "(default 0)");
   app.add_option(
       "--log-dir", options.log_dir,
-      "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs)");
+      "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs); "
+      "{rank}, {local_rank}, {node_rank} in DIR are this launcher's (per node: rank = node rank)");
   app.add_option("--tag", options.tag,
                  "Prefix of each console line: a template with {rank} and {local_rank}, or none "
                  "(default \"[rank {rank}] \" when there is more than one local worker)");
@@ -173,7 +174,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--summary-file", options.summary_file,
                  "Write the run's outcome as JSON: first failure (rank, node, pid, code or signal, "
                  "time, stderr tail) and every worker's exit; also before each restart, with "
-                 "\"final\": false");
+                 "\"final\": false. {rank}, {local_rank}, {node_rank} in F are this launcher's "
+                 "(one file per task of one srun line)");
   app.add_flag("--exec", options.exec,
                "Per-process launch: replace aml-launch by the command (no supervision)");
   app.add_option("--framework", raw.framework,

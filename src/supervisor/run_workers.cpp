@@ -24,25 +24,14 @@
 #include "supervisor/peer_link.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/spawn.hpp"
+#include "util/expand_fields.hpp"
 
 namespace aml {
 
 std::string log_file_name(int rank) { return "std_log_process_" + std::to_string(rank) + ".txt"; }
 
 std::string expand_tag(const std::string& tag_template, int rank, int local_rank) {
-  std::string tag;
-  for (std::size_t i = 0; i < tag_template.size(); ++i) {
-    if (tag_template.compare(i, 6, "{rank}") == 0) {
-      tag += std::to_string(rank);
-      i += 5;
-    } else if (tag_template.compare(i, 12, "{local_rank}") == 0) {
-      tag += std::to_string(local_rank);
-      i += 11;
-    } else {
-      tag += tag_template[i];
-    }
-  }
-  return tag;
+  return expand_fields(tag_template, {{"rank", rank}, {"local_rank", local_rank}});
 }
 
 namespace {

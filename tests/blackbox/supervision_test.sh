@@ -268,6 +268,28 @@ clean setpriv --reuid=nobody --regid=nogroup --clear-groups "$BIN" \
 check "summary in a directory it may not write: the file itself is written (exit code 9)" $py -c '
 import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 9 and s["final"], s' \
   "$WORK/locked/summary.json"
+# One srun line starts one launcher per task with the same flags: {rank}, {local_rank} and
+# {node_rank} in --summary-file and --log-dir give each its own file (here: 4 tasks, 2 per
+# node, as Slurm's variables say; task 2 fails).
+for task in 0 1 2 3; do
+  clean env SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=$task SLURM_NTASKS=4 SLURM_LOCALID=$((task % 2)) \
+    SLURM_NODEID=$((task / 2)) "SLURM_STEP_TASKS_PER_NODE=2(x2)" SLURM_STEP_NODELIST="n[1-2]" \
+    "$BIN" --summary-file "$WORK/task.{rank}.{local_rank}.{node_rank}.json" --log-dir "$WORK/tasklogs.{rank}" \
+    -- sh -c 'echo "task $RANK"; [ "$RANK" = 2 ] && exit 4; exit 0' >/dev/null 2>&1 &
+done
+wait
+check "srun-style tasks: a --summary-file of their own each ({rank}, {local_rank}, {node_rank})" $py -c '
+import json, sys
+w = sys.argv[1]
+for rank, local, node in ((0, 0, 0), (1, 1, 0), (2, 0, 1), (3, 1, 1)):
+    s = json.load(open(f"{w}/task.{rank}.{local}.{node}.json"))
+    assert s["exit_code"] == (4 if rank == 2 else 0), (rank, s)
+    assert [x["rank"] for x in s["workers"]] == [rank], (rank, s)' "$WORK"
+check "srun-style tasks: a --log-dir of their own each" bash -c \
+  'for r in 0 1 2 3; do grep -qx "task $r" "$1/tasklogs.$r/std_log_process_$r.txt" || exit 1; done' _ "$WORK"
+# Per node: {rank} is the node's (the node's only launcher), {local_rank} 0.
+clean env PET_NNODES=1 PET_NODE_RANK=0 "$BIN" --nproc-per-node 2 --summary-file "$WORK/node.{rank}.{local_rank}.{node_rank}.json" -- true
+check "per node: {rank} is the node rank, {local_rank} 0" test -f "$WORK/node.0.0.0.json"
 # Written at every restart too (not final yet): a launcher killed in a later round leaves the
 # last failure on record.
 mark="aml-restart-summary-$$-$RANDOM"

@@ -11,6 +11,7 @@
 #include "supervisor/console.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/run_workers.hpp"
+#include "util/expand_fields.hpp"
 
 namespace aml {
 namespace {
@@ -128,6 +129,16 @@ TEST(ExpandTag, ReplacesRankAndLocalRank) {
   EXPECT_EQ(expand_tag("{local_rank}/{rank}:", 5, 1), "1/5:");
   EXPECT_EQ(expand_tag("{other}", 5, 1), "{other}");
   EXPECT_EQ(log_file_name(12), "std_log_process_12.txt");
+}
+
+TEST(ExpandFields, ReplacesOnlyTheNamedFieldsWhole) {
+  EXPECT_EQ(expand_fields("s.{rank}.{node_rank}.json", {{"rank", 3}, {"node_rank", 1}}),
+            "s.3.1.json");
+  EXPECT_EQ(expand_fields("{rank}{rank}", {{"rank", 7}}), "77");
+  EXPECT_EQ(expand_fields("{rank", {{"rank", 7}}), "{rank");
+  EXPECT_EQ(expand_fields("{ranks}/{node_rank}", {{"rank", 7}}), "{ranks}/{node_rank}");
+  EXPECT_EQ(expand_fields("}{", {{"rank", 7}}), "}{");
+  EXPECT_EQ(expand_fields("", {{"rank", 7}}), "");
 }
 
 }  // namespace
