@@ -116,10 +116,14 @@ else
   check "nccl without a GPU: the id crossed the store, then 'no usable GPU / driver'" bash -c \
     'grep -q "no usable GPU / driver: cudaGetDeviceCount" <<<"$1" && grep -q "the unique id had arrived through the store" <<<"$1"' _ "$out" || echo "$out"
   if command -v mpirun >/dev/null; then
-    out=$(clean_mpi AML_COMM_TIMEOUT=20 mpirun --oversubscribe -np 2 "$BIN" -- "$ALLREDUCE" --backend nccl 2>&1); status=$?
-    check "nccl under mpirun without a GPU: the id came by MPI_Bcast, then 'no usable GPU' on both ranks ($status)" bash -c \
-      '[ "$1" != 0 ] && for r in 0 1; do grep -q "rank $r: nccl=rank $r of 2: .*no usable GPU / driver.*arrived through MPI_Bcast" <<<"$2" || exit 1; done' \
-      _ "$status" "$out" || echo "$out"
+    # mpirun must not abort the other rank when the first fails: it would race that rank's own
+    # error (and mpirun's status then says nothing; each launcher's summary does).
+    out=$(clean_mpi AML_COMM_TIMEOUT=20 mpirun --oversubscribe --mca orte_abort_on_non_zero_status 0 -np 2 \
+      "$BIN" -- "$ALLREDUCE" --backend nccl 2>&1)
+    check "nccl under mpirun without a GPU: the id came by MPI_Bcast, then 'no usable GPU' on both ranks, each failing" bash -c \
+      'for r in 0 1; do grep -q "rank $r: nccl=rank $r of 2: .*no usable GPU / driver.*arrived through MPI_Bcast" <<<"$1" &&
+         grep -q "aml-launch: rank $r (local rank $r) .*failed first.*: exit code 1" <<<"$1" || exit 1; done' \
+      _ "$out" || echo "$out"
   fi
 fi
 finish
