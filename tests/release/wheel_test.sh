@@ -18,6 +18,15 @@ show=$(python3 -m auditwheel show "$WHEEL" 2>&1)
 check "auditwheel show agrees: consistent with manylinux_2_17_x86_64" \
   grep -q 'consistent with the following platform tag: "manylinux_2_17_x86_64"' <<<"$(tr '\n' ' ' <<<"$show" | tr -s ' ')"
 
+# The sdist beside it (the wheel was built from it): the version's source, the executable's commit.
+sdist=$(ls "$(dirname "$WHEEL")"/aml_launch-*.tar.gz 2>/dev/null)
+version=$(basename "$WHEEL" | cut -d- -f2)
+check "the sdist of the same version is beside the wheel ($(basename "${sdist:-none}"))" \
+  bash -c '[ "$(basename "$1")" = "aml_launch-$2.tar.gz" ] && tar tzf "$1" | grep -qx "aml_launch-$2/src/plan/build_plan.cpp"' _ "$sdist" "$version"
+commit=$(git -C "$HERE" rev-parse --short=12 HEAD)
+check "the wheel's aml-launch names the commit it was built from (${commit:-no checkout})" \
+  bash -c '[ -n "$3" ] && unzip -p "$1" "aml_launch-*.data/scripts/aml-launch" >"$2/bin" && chmod +x "$2/bin" && "$2/bin" --version | grep -q "(commit $3)"' _ "$WHEEL" "$WORK" "$commit"
+
 venvs=0
 for python in python3 /usr/bin/python3; do
   venv="$WORK/venv-$((++venvs))"
