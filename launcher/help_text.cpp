@@ -56,12 +56,19 @@ stdout and stderr are relayed line by line (tagged when there are several local 
 written whole to --log-dir; with a log file, stdout goes straight into it and the console
 follows the file, so a slow console never holds the workers up. When one worker fails, the
 others get SIGCONT+SIGTERM, then SIGKILL after --term-timeout; aml-launch reports which rank
-failed first and how, with the end of its stderr. TERM, INT, HUP, QUIT, USR1 and USR2 are forwarded to every worker's group; TERM
-and INT stop the job (a second INT kills at once). Orphaned descendants are reaped (aml-launch
-is a child subreaper, or PID 1) and killed when the workers are done: nothing is left behind.
+failed first and how, with the end of its stderr.
+
+Stops: INT, TERM and HUP sent to aml-launch stop the job, and a stop is not a failure: every
+worker gets the same signal (on every node) and --term-timeout to end on its own, then SIGKILL;
+a second stop signal sends TERM at once, a third SIGKILL. QUIT, USR1 and USR2 are forwarded to
+every worker's group. Orphaned descendants are reaped (aml-launch is a child subreaper, or
+PID 1) and killed when the workers are done. The process started stays as a guardian of a
+supervising child: SIGKILL of either one, or of the launcher's process group, and the other
+kills every process the job started at once. Nothing is left behind.
 
 Exit status: the first failed worker's exit code (on any node), 128+N when it died of signal
-N; 0 when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a
+N; 128+N when signal N (INT 130, TERM 143) stopped the job and no worker failed before or
+during the stop; 0 when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a
 bad environment or a failed rendezvous (nothing was started); 127 when the command cannot be
 run.
 )";

@@ -15,6 +15,7 @@
 #include "rendezvous/node_group.hpp"
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
+#include "supervisor/guardian.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
 #include "util/expand_fields.hpp"
@@ -263,6 +264,9 @@ int run(int argc, char** argv) {
   if (options.command.empty()) return fail(missing("command", "a command after -- (see --help)"));
   if (options.exec) return exec_command(plan, env);
 
+  // From here on this process may be the guardian: whatever happens to the supervisor,
+  // nothing it started outlives it (supervisor/guardian.hpp).
+  if (auto guardian_status = split_off_supervisor()) return *guardian_status;
   // A console that went away must not kill the launcher while its workers run.
   signal(SIGPIPE, SIG_IGN);
   const NodeIdentity node{plan.topology.node_rank, host_name()};

@@ -54,6 +54,7 @@ class NodeGroup : public PeerLink {
   PeerNews poll(bool readable) override;
   void report(const JobFailure& failure) override;
   void local_success() override;
+  int node_rank() const override { return options_.self.node_rank; }
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);

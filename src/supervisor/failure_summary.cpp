@@ -32,9 +32,42 @@ std::string tail_text(const std::vector<std::string>& tail) {
   return text;
 }
 
-}  // namespace
+std::string node_text(int node_rank, const std::string& host) {
+  return "node " + std::to_string(node_rank) + " (" + host + ")";
+}
 
-std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
+// "2 of 2 workers ended on their own" and, where some had to be, how many were killed.
+std::string workers_text(const JobStop& stop) {
+  if (stop.workers == 0) return "no worker was running";
+  std::string text = std::to_string(stop.ended_on_their_own) + " of " +
+                     std::to_string(stop.workers) + " worker(s) ended on their own";
+  if (stop.killed_after_grace > 0) {
+    text += ", " + std::to_string(stop.killed_after_grace) + " killed after the grace";
+  }
+  return text;
+}
+
+std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
+  std::string text = "aml-launch: " + node_text(node.node_rank, node.host) + ": ";
+  if (stop.guardian_killed) {
+    return text + "its launcher was killed (SIGKILL) at " + stop.time +
+           ": its workers and everything they started were killed at once\n";
+  }
+  if (stop.from_here()) {
+    text += "stopped by " + signal_name(stop.signal) + " from outside";
+    if (stop.sender_pid > 0) {
+      text += " (sent by pid " + std::to_string(stop.sender_pid) +
+              (stop.sender.empty() ? "" : ", " + stop.sender) + ")";
+    }
+  } else {
+    text += "the job was stopped by " + signal_name(stop.signal) + " sent to " +
+            node_text(stop.node_rank, stop.host) + "'s launcher";
+    if (stop.also_here) text += " (this node's got one too)";
+  }
+  return text + " at " + stop.time + ": " + workers_text(stop) + "\n";
+}
+
+std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
   if (outcome.remote_failure) {
     const JobFailure& f = *outcome.remote_failure;
     std::string text = "aml-launch: node " + std::to_string(node.node_rank) +
@@ -54,6 +87,14 @@ std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& 
   if (outcome.restarts > 0)
     text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
   return text + tail_text(f.stderr_tail);
+}
+
+}  // namespace
+
+std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
+  std::string text = failure_text(outcome, node);
+  if (outcome.stopped && !outcome.remote_failure) text += stop_text(*outcome.stopped, node);
+  return text;
 }
 
 namespace {
@@ -100,6 +141,27 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
     j["first_failure"] = f;
   } else {
     j["first_failure"] = nullptr;
+  }
+  if (outcome.stopped) {
+    const JobStop& stop = *outcome.stopped;
+    nlohmann::ordered_json s;
+    s["signal"] = stop.signal;
+    s["signal_name"] = signal_name(stop.signal);
+    s["from"] = stop.guardian_killed ? "launcher killed"
+                : stop.from_here()   ? "outside"
+                                     : "another node";
+    s["node_rank"] = stop.from_here() ? node.node_rank : stop.node_rank;
+    s["host"] = stop.from_here() ? node.host : stop.host;
+    s["sender_pid"] = stop.sender_pid > 0 ? nlohmann::ordered_json(stop.sender_pid) : nullptr;
+    s["sender"] = stop.sender.empty() ? nullptr : nlohmann::ordered_json(stop.sender);
+    s["also_here"] = stop.also_here;
+    s["time"] = stop.time;
+    s["workers"] = stop.workers;
+    s["ended_on_their_own"] = stop.ended_on_their_own;
+    s["killed_after_grace"] = stop.killed_after_grace;
+    j["stopped"] = s;
+  } else {
+    j["stopped"] = nullptr;
   }
   j["start_error"] =
       outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;

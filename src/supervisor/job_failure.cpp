@@ -37,6 +37,7 @@ std::string to_json(const JobFailure& f) {
   j["local_rank"] = f.local_rank;
   j["pid"] = f.pid;
   j["exit_code"] = f.exit_code;
+  j["stop_signal"] = f.stop_signal;
   j["status"] = f.status;
   j["time"] = f.time;
   j["stderr_tail"] = f.stderr_tail;
@@ -54,6 +55,7 @@ std::optional<JobFailure> job_failure_from_json(const std::string& text) {
     f.local_rank = j.at("local_rank").get<int>();
     f.pid = j.at("pid").get<long>();
     f.exit_code = j.at("exit_code").get<int>();
+    f.stop_signal = j.value("stop_signal", 0);
     f.status = j.at("status").get<std::string>();
     f.time = j.at("time").get<std::string>();
     f.stderr_tail = j.at("stderr_tail").get<std::vector<std::string>>();

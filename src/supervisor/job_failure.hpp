@@ -1,5 +1,6 @@
 // The failure that stops a multi-node job, as every node hears of it: which rank on which
-// node failed first and how, or which node was lost. It crosses nodes as JSON in the store.
+// node failed first and how, or which node was lost; or the stop (INT, TERM, HUP) that one
+// node's launcher got from outside. It crosses nodes as JSON in the store.
 #pragma once
 
 #include <optional>
@@ -16,9 +17,10 @@ struct JobFailure {
   int rank = -1;  // -1: not a worker's failure (a lost node, a stopped launcher)
   int local_rank = -1;
   long pid = 0;
-  int exit_code = 1;   // what every launcher of the job exits with
-  std::string status;  // "exit code 7", "signal 9 (SIGKILL)", "launcher lost"
-  std::string time;    // UTC, as the failing node saw it
+  int exit_code = 1;    // what every launcher of the job exits with
+  int stop_signal = 0;  // not a failure: this node's launcher was stopped by this signal
+  std::string status;   // "exit code 7", "signal 9 (SIGKILL)", "launcher lost"
+  std::string time;     // UTC, as the failing node saw it
   std::vector<std::string> stderr_tail;
 
   // One line for people: "rank 5 (local rank 1) on node 2 (host c), pid 77, failed first at

@@ -28,6 +28,8 @@ class PeerLink {
   // Every worker of this node exited 0: the round is over for the job once every node says
   // so (poll() then says complete), and the job fails if another node fails meanwhile.
   virtual void local_success() = 0;
+  // This node's rank: a report heard back from the store may be this node's own.
+  virtual int node_rank() const = 0;
 };
 
 }  // namespace aml

@@ -19,6 +19,7 @@
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
+#include "supervisor/guardian.hpp"
 #include "supervisor/log_tail.hpp"
 #include "supervisor/output_stream.hpp"
 #include "supervisor/peer_link.hpp"
@@ -136,6 +137,8 @@ class Round {
       outcome_.exits.push_back(
           {w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
     }
+    const bool failed = outcome_.first_failure || outcome_.remote_failure || outcome_.start_error;
+    if (outcome_.stopped && !failed) outcome_.exit_code = 128 + outcome_.stopped->signal;
     return outcome_;
   }
 
@@ -405,10 +408,39 @@ class Round {
       epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, options_.peers->fd(), nullptr);
     }
     if (!news.failure) return;
+    const JobFailure& heard = *news.failure;
+    // The first report in the job is the one every node names; it may be this node's own
+    // failure or stop, heard back.
+    const bool own = heard.node_rank == options_.peers->node_rank();
+    if (own && (heard.stop_signal != 0 || heard.rank >= 0)) return;
+    if (heard.stop_signal != 0) {
+      hear_stop(heard);
+      return;
+    }
     if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
-    outcome_.remote_failure = std::move(news.failure);
-    outcome_.exit_code = outcome_.remote_failure->exit_code;
+    // Reported before this node's stop, if any: a failure is still a failure.
+    outcome_.remote_failure = heard;
+    outcome_.exit_code = heard.exit_code;
     begin_teardown();
+  }
+
+  // Another node's launcher was stopped first: this node stops the same way (INT stays INT).
+  void hear_stop(const JobFailure& heard) {
+    if (outcome_.stopped) {
+      // Stopped here too, but that node's signal came first: it is the one named.
+      outcome_.stopped->node_rank = heard.node_rank;
+      outcome_.stopped->host = heard.host;
+      outcome_.stopped->time = heard.time;
+      outcome_.stopped->also_here = true;
+      return;
+    }
+    if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
+    JobStop stop;
+    stop.signal = heard.stop_signal;
+    stop.node_rank = heard.node_rank;
+    stop.host = heard.host;
+    stop.time = heard.time;
+    start_stop(std::move(stop));
   }
 
   // This node failed first (as far as it knows): the other nodes must stop too.
@@ -423,31 +455,103 @@ class Round {
       int sig = static_cast<int>(info.ssi_signo);
       if (sig == SIGCHLD) {
         reap();
-        continue;
-      }
-      if (sig == SIGINT && interrupted_) {
-        signal_workers(SIGKILL);  // a second Ctrl-C: now
-        killed_ = true;
-      }
-      signal_workers(sig);
-      if (sig == SIGINT || sig == SIGTERM) {
-        interrupted_ = interrupted_ || sig == SIGINT;
-        if (!stop_requested_) {
-          JobFailure stopped;
-          stopped.exit_code = 128 + sig;
-          stopped.status = "its launcher was stopped by " + signal_name(sig);
-          stopped.time = utc_timestamp(std::chrono::system_clock::now());
-          tell_peers(stopped);
-          // Stopped while waiting for the other nodes: the job did not complete.
-          if (alive_ == 0 && outcome_.exit_code == 0) outcome_.exit_code = 128 + sig;
-        }
-        stop_requested_ = true;
-        begin_teardown();
-        // Asked to stop while the console catches up with what the workers wrote: it stops
-        // there (the log files hold all of it).
-        if (swept_) stop_console_catch_up();
+      } else if (sig == guardian_lost_signal()) {
+        guardian_lost();
+      } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+        stop_from_outside(
+            sig, original_sender(static_cast<long>(info.ssi_pid), info.ssi_code, info.ssi_int));
+      } else {
+        signal_workers(sig);  // QUIT, USR1, USR2: the workers' business
       }
     }
+  }
+
+  // INT, TERM or HUP sent to this launcher: the job stops, and that is no failure.
+  void stop_from_outside(int sig, long sender) {
+    // Asked to stop while the console catches up with what the workers wrote: it stops there
+    // (the log files hold all of it).
+    if (swept_) stop_console_catch_up();
+    stop_requested_ = true;
+    if (++stop_signals_ > 1) {
+      escalate_stop();
+      return;
+    }
+    // Also where every worker had ended: the launcher was stopped before it was done (the
+    // console's catching up, the other nodes' end).
+    JobStop stop;
+    stop.signal = sig;
+    stop.sender_pid = sender;
+    stop.sender = process_name(sender);
+    stop.time = utc_timestamp(std::chrono::system_clock::now());
+    JobFailure record;
+    record.stop_signal = sig;
+    record.exit_code = 128 + sig;
+    record.status = "its launcher was stopped by " + signal_name(sig) + " from outside";
+    record.time = stop.time;
+    tell_peers(record);
+    start_stop(std::move(stop));
+  }
+
+  // The workers get the stop's own signal (a Python worker's KeyboardInterrupt handler runs)
+  // and --term-timeout to end on their own; then SIGKILL.
+  void start_stop(JobStop stop) {
+    stop.workers = alive_;
+    stop_signal_ = stop.signal;
+    outcome_.stopped = std::move(stop);
+    if (!tearing_down_) {
+      tearing_down_ = true;
+      deadline_ = Clock::now() + grace();
+      signal_workers(SIGCONT);  // a stopped worker could not act on it
+    }
+    // In a failure's teardown already: its grace goes on, the workers hear of the stop too.
+    signal_workers(stop_signal_);
+  }
+
+  // A second stop signal: TERM now (and a new grace) where the workers have not had it yet,
+  // else SIGKILL; a third: SIGKILL.
+  void escalate_stop() {
+    if (killed_ || !tearing_down_) return;
+    if (!sent(SIGTERM) && stop_signals_ == 2) {
+      deadline_ = Clock::now() + grace();
+      signal_workers(SIGCONT);
+      signal_workers(SIGTERM);
+      return;
+    }
+    killed_ = true;
+    signal_workers(SIGKILL);
+  }
+
+  // The launcher's first process (its guardian) was killed, surely by SIGKILL: so are the
+  // workers, at once, and everything they started (the sweep).
+  void guardian_lost() {
+    stop_requested_ = true;
+    if (alive_ > 0 || waiting_for_peers()) {
+      JobStop stop;
+      stop.signal = SIGKILL;
+      stop.guardian_killed = true;
+      stop.time = utc_timestamp(std::chrono::system_clock::now());
+      JobFailure record;
+      record.stop_signal = SIGKILL;
+      record.exit_code = 128 + SIGKILL;
+      record.status = "its launcher was killed";
+      record.time = stop.time;
+      tell_peers(record);
+      if (!outcome_.stopped) start_stop(std::move(stop));
+    }
+    tearing_down_ = true;
+    killed_ = true;
+    signal_workers(SIGKILL);
+  }
+
+  bool sent(int sig) const { return (sent_signals_ & (1ull << sig)) != 0; }
+
+  // Ended by what the stop sent it: killed by that signal, or exited 128+N for it as shells
+  // and wrappers report it.
+  bool ended_by_stop(int status) const {
+    int sig = WIFSIGNALED(status)                              ? WTERMSIG(status)
+              : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128
+                                                               : 0;
+    return stop_signal_ != 0 && sig > 0 && sig < 64 && sent(sig);
   }
 
   void reap() {
@@ -464,6 +568,11 @@ class Round {
       worker.ended = std::chrono::system_clock::now();
       --alive_;
       bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      if (outcome_.stopped) {
+        const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && killed_;
+        ++(killed ? outcome_.stopped->killed_after_grace : outcome_.stopped->ended_on_their_own);
+        if (failed && ended_by_stop(status)) failed = false;
+      }
       if (failed && !outcome_.first_failure && !outcome_.start_error && !outcome_.remote_failure) {
         outcome_.first_failure =
             WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status, worker.ended, {}};
@@ -492,6 +601,7 @@ class Round {
   }
 
   void signal_workers(int sig) {
+    if (sig > 0 && sig < 64) sent_signals_ |= 1ull << sig;
     for (const Worker& worker : workers_) {
       if (worker.alive) killpg(worker.pid, sig);
     }
@@ -531,8 +641,10 @@ class Round {
   int shown_workers_ = 0;  // workers of the round whose lines the console shows
   bool tearing_down_ = false;
   bool killed_ = false;
-  bool interrupted_ = false;
   bool stop_requested_ = false;
+  int stop_signals_ = 0;            // INT, TERM and HUP this launcher got
+  int stop_signal_ = 0;             // the one that stopped the job (here or on another node)
+  std::uint64_t sent_signals_ = 0;  // bit N: the workers were sent signal N
   bool swept_ = false;
   bool peers_stopped_ = false;  // the link said its last word (a failure, or complete)
   bool told_success_ = false;
@@ -549,6 +661,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   sigemptyset(&handled);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
     sigaddset(&handled, sig);
+  sigaddset(&handled, guardian_lost_signal());
   // Blocked and read from a signalfd in the event loop: no handler runs in the middle of
   // anything, and the workers get the original mask back.
   sigset_t original_mask;
@@ -598,7 +711,8 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     outcome.restarts = restarts_so_far;
     outcome.stop_requested = round.stop_requested();
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
-    if (!failed || outcome.stop_requested || restart >= options.max_restarts) break;
+    if (!failed || outcome.stop_requested || outcome.stopped || restart >= options.max_restarts)
+      break;
     if (on_restart) on_restart(outcome, restart + 1);
     outcome.restarts = restart + 1;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "supervisor/job_failure.hpp"
+#include "supervisor/job_stop.hpp"
 
 namespace aml {
 
@@ -51,8 +52,13 @@ struct WorkerExit {
 };
 
 struct RunOutcome {
-  int exit_code = 0;  // the first failure's, 128+N for signal N; else 0
+  // The first failure's, 128+N for signal N; 128+N of the signal that stopped the job when
+  // nothing failed; else 0.
+  int exit_code = 0;
   std::optional<WorkerExit> first_failure;
+  // INT, TERM or HUP from outside stopped the job (here or on another node). A worker that
+  // died of the stop is no failure; one that failed before it or during it still is.
+  std::optional<JobStop> stopped;
   std::optional<Error> start_error;  // a worker, its log file or the rendezvous failed
   // Another node failed first (or was lost): this node's workers were stopped for it.
   std::optional<JobFailure> remote_failure;

@@ -1,0 +1,31 @@
+// Containment that outlives the supervisor (DESIGN §4). The process the scheduler started
+// stays as a small guardian, a child subreaper, and a child of it goes on as the supervisor,
+// in a process group of its own. Whichever of the two is SIGKILLed, the other one is left to
+// kill everything that was started:
+// - the guardian killed (alone, or with its process group, as Open MPI and Slurm's pgid
+//   tracking send): the supervisor hears it (PR_SET_PDEATHSIG) and kills every worker and
+//   every descendant at once; it is still their subreaper.
+// - the supervisor killed: its children, and every orphan it had adopted, are re-parented to
+//   the guardian, which kills them all.
+// Signals from outside reach the guardian and are passed on with their sender; the guardian
+// exits with the supervisor's status (128+N for a signal).
+#pragma once
+
+#include <optional>
+
+namespace aml {
+
+// Returns in the supervisor (nullopt); in the guardian once the supervisor and everything it
+// left are gone, with the exit status for the launcher. Not as PID 1: there the kernel kills
+// the whole PID namespace with it. nullopt also when no child can be made (then the launcher
+// goes on unguarded, as it did before).
+std::optional<int> split_off_supervisor();
+
+// The signal the supervisor gets when its guardian dies: stop everything now.
+int guardian_lost_signal();
+
+// Who sent a signal the supervisor read from its signalfd: for a signal its guardian passed
+// on, the original sender, else `sender` itself.
+long original_sender(long sender, int code, int value);
+
+}  // namespace aml
