@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "supervisor/job_failure.hpp"
+
 namespace aml {
 namespace {
 
@@ -45,6 +47,69 @@ TEST(FailureSummary, JsonHasTheFirstFailureAndEveryWorker) {
   EXPECT_EQ(json["first_failure"]["stderr_tail"][0], "CUDA error: out of memory");
   EXPECT_EQ(json["workers"].size(), 2u);
   EXPECT_EQ(json["workers"][1]["signal_name"], "SIGTERM");
+}
+
+JobStop interrupted_here() {
+  JobStop stop;
+  stop.signal = SIGINT;
+  stop.sender_pid = 913;
+  stop.sender = "bash";
+  stop.time = "2026-11-22T03:03:10.062Z";
+  stop.workers = 3;
+  stop.ended_on_their_own = 2;
+  stop.killed_after_grace = 1;
+  return stop;
+}
+
+TEST(FailureSummary, AStopIsNoFailure) {
+  RunOutcome outcome;
+  outcome.exit_code = 130;
+  outcome.stopped = interrupted_here();
+  std::string text = failure_summary_text(outcome, {0, "host-3"});
+  EXPECT_EQ(
+      text,
+      "aml-launch: node 0 (host-3): stopped by SIGINT from outside (sent by pid 913, bash) at "
+      "2026-11-22T03:03:10.062Z: 2 of 3 worker(s) ended on their own, 1 killed after the "
+      "grace\n");
+  auto json = nlohmann::json::parse(run_summary_json(outcome, {0, "host-3"}));
+  EXPECT_TRUE(json["first_failure"].is_null());
+  EXPECT_EQ(json["stopped"]["signal_name"], "SIGINT");
+  EXPECT_EQ(json["stopped"]["from"], "outside");
+  EXPECT_EQ(json["stopped"]["sender_pid"], 913);
+  EXPECT_EQ(json["stopped"]["node_rank"], 0);
+  EXPECT_EQ(json["stopped"]["killed_after_grace"], 1);
+}
+
+TEST(FailureSummary, AStopFromAnotherNodeNamesThatNode) {
+  RunOutcome outcome;
+  JobStop stop;
+  stop.signal = SIGTERM;
+  stop.node_rank = 0;
+  stop.host = "host-3";
+  stop.also_here = true;
+  stop.time = "2026-11-22T03:03:10.062Z";
+  stop.workers = 2;
+  stop.ended_on_their_own = 2;
+  outcome.stopped = stop;
+  std::string text = failure_summary_text(outcome, {1, "host-4"});
+  EXPECT_EQ(text,
+            "aml-launch: node 1 (host-4): the job was stopped by SIGTERM sent to node 0 (host-3)'s "
+            "launcher (this node's got one too) at 2026-11-22T03:03:10.062Z: 2 of 2 worker(s) "
+            "ended on their own\n");
+  auto json = nlohmann::json::parse(run_summary_json(outcome, {1, "host-4"}));
+  EXPECT_EQ(json["stopped"]["from"], "another node");
+  EXPECT_EQ(json["stopped"]["node_rank"], 0);
+  EXPECT_TRUE(json["stopped"]["sender_pid"].is_null());
+}
+
+TEST(FailureSummary, AFailureBeforeTheStopStaysTheFailure) {
+  RunOutcome outcome = failed_by_signal();
+  outcome.stopped = interrupted_here();
+  std::string text = failure_summary_text(outcome, {1, "node-7"});
+  EXPECT_LT(text.find("failed first"), text.find("stopped by SIGINT")) << text;
+  auto json = nlohmann::json::parse(run_summary_json(outcome, {1, "node-7"}));
+  EXPECT_EQ(json["first_failure"]["rank"], 3);
+  EXPECT_EQ(json["stopped"]["signal"], SIGINT);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include "rendezvous/node_info.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
 
 #include "supervisor/job_failure.hpp"
 
@@ -71,6 +74,25 @@ TEST(MissingNodeRanks, ListsTheAbsentOnes) {
   EXPECT_EQ(missing_node_ranks(3, {0, 1}), "2");
   EXPECT_EQ(missing_node_ranks(5, {0, 3}), "1, 2 and 4");
   EXPECT_EQ(missing_node_ranks(2, {0, 1}), "");
+}
+
+TEST(JobFailure, AStopRecordCrossesNodesAsJson) {
+  JobFailure stop;
+  stop.node_rank = 1;
+  stop.host = "h1";
+  stop.stop_signal = SIGINT;
+  stop.exit_code = 130;
+  stop.status = "its launcher was stopped by SIGINT from outside";
+  auto back = job_failure_from_json(to_json(stop));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->stop_signal, SIGINT);
+  EXPECT_EQ(back->exit_code, 130);
+  // A record of a launcher without stops (an earlier version) reads as a failure.
+  auto old = nlohmann::json::parse(to_json(stop));
+  old.erase("stop_signal");
+  back = job_failure_from_json(old.dump());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->stop_signal, 0);
 }
 
 TEST(JobFailure, SurvivesJsonWithItsStderrTail) {
