@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# aml-launch under a real Slurm on this one machine (slurm-wlm and munge from Debian): a
+# private munged, slurmctld and slurmd of the test's own (their own socket, ports, state and
+# spool in a temporary folder; stopped and removed at the end), with ProctrackType=
+# proctrack/pgid — the tracking that only knows the tasks' process groups. One launcher per
+# task (srun -n 2):
+# - the ranks come from Slurm's variables; --summary-file s.{rank}.json gives one file a task;
+# - scancel: every task's launcher reports a stop by SIGTERM (no "failed first"), in its own
+#   summary file too;
+# - scancel with workers whose children ignore TERM and call setsid: after Slurm's SIGKILL of
+#   the tasks' process groups nothing of the job is left within 1 s.
+# usage: slurm_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+. "$(dirname "$0")/../blackbox/assert.sh"
+for tool in munged slurmctld slurmd srun scancel squeue; do
+  command -v $tool >/dev/null || { check "$tool is installed (slurm-wlm, munge)" false; finish; exit; }
+done
+D=$(mktemp -d /tmp/aml-slurm.XXXXXX)
+chmod 700 "$D"
+W="$D/work"
+mkdir -p "$W" "$D/state" "$D/spool"
+stop_cluster() {
+  for daemon in slurmd slurmctld munged; do
+    [ -f "$D/$daemon.pid" ] && kill "$(cat "$D/$daemon.pid")" 2>/dev/null
+  done
+  sleep 0.5
+  for daemon in slurmd slurmctld munged; do
+    [ -f "$D/$daemon.pid" ] && kill -KILL "$(cat "$D/$daemon.pid")" 2>/dev/null
+  done
+  pkill -KILL -f "MARK=aml-slurm-$$" 2>/dev/null
+  rm -rf "$D"
+}
+trap stop_cluster EXIT
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+host=$(hostname -s)
+head -c 1024 /dev/urandom >"$D/munge.key"
+chmod 400 "$D/munge.key"
+munged -f --socket="$D/munge.sock" --key-file="$D/munge.key" --log-file="$D/munged.log" \
+  --pid-file="$D/munged.pid" --seed-file="$D/munged.seed" || { cat "$D/munged.log"; }
+cat >"$D/slurm.conf" <<EOF
+ClusterName=amltest
+SlurmctldHost=$host
+AuthType=auth/munge
+AuthInfo=socket=$D/munge.sock
+CredType=cred/munge
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+StateSaveLocation=$D/state
+SlurmdSpoolDir=$D/spool
+SlurmctldPidFile=$D/slurmctld.pid
+SlurmdPidFile=$D/slurmd.pid
+SlurmctldLogFile=$D/slurmctld.log
+SlurmdLogFile=$D/slurmd.log
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+KillWait=2
+NodeName=$host CPUs=2 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+EOF
+export SLURM_CONF="$D/slurm.conf"
+slurmctld -i && slurmd
+up=0
+for _ in $(seq 100); do
+  sinfo -h -o %T 2>/dev/null | grep -q idle && { up=1; break; }
+  sleep 0.2
+done
+check "a private Slurm (proctrack/pgid) is up on $host" [ $up = 1 ] ||
+  { tail -20 "$D"/slurm*.log; finish; exit; }
+
+# job NAME WORKER: srun -n 2 of aml-launch in the background, as job NAME; $job its srun.
+job() {
+  local name=$1 worker=$2
+  rm -f "$W"/up.*
+  env W="$W" MARK="aml-slurm-$$-$name" srun -N1 -n2 --overcommit -J "aml-$name" \
+    "$BIN" --term-timeout 30 --summary-file "$W/$name.{rank}.json" -- sh -c "$worker" \
+    >"$W/$name.out" 2>"$W/$name.err" &
+  job=$!
+}
+until_up() {
+  for _ in $(seq 300); do [ -e "$W/up.0" ] && [ -e "$W/up.1" ] && return 0; sleep 0.05; done
+  return 1
+}
+left() { grep -l "MARK=aml-slurm-$$-$1" /proc/[0-9]*/environ 2>/dev/null | wc -l; }
+cancel() { scancel "$(squeue -h -n "aml-$1" -o %i)"; }
+
+# --- The ranks, from Slurm.
+out=$(srun -N1 -n2 --overcommit "$BIN" --summary-file "$W/ranks.{rank}.json" -- \
+  sh -c 'echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE"' 2>&1)
+check "srun -n 2: rank 0 and 1 of 2 ($(tr '\n' ' ' <<<"$out"))" bash -c \
+  'grep -qx "rank=0 local=0 world=2" <<<"$1" && grep -qx "rank=1 local=1 world=2" <<<"$1"' _ "$out"
+check "srun -n 2: one --summary-file a task (ranks.0.json, ranks.1.json)" \
+  bash -c "[ -f '$W/ranks.0.json' ] && [ -f '$W/ranks.1.json' ]"
+
+# --- scancel: a stop of every task, not a failure.
+job stop 'touch "$W/up.$RANK"; exec sleep 300'
+until_up
+cancel stop
+wait $job
+check "scancel: each task's launcher reports a stop by SIGTERM, none a failure" bash -c \
+  "[ \$(grep -c 'stopped by SIGTERM from outside' '$W/stop.err') = 2 ] && ! grep -q 'failed first\|stderr was empty' '$W/stop.err'" ||
+  cat "$W/stop.err"
+check "scancel: each task's summary file says stopped by SIGTERM, exit 143" python3 -c '
+import json, sys
+for rank in (0, 1):
+    s = json.load(open(f"{sys.argv[1]}/stop.{rank}.json"))
+    assert s["exit_code"] == 143 and s["first_failure"] is None and s["stopped"]["signal"] == 15, s' "$W"
+
+# --- scancel of workers whose children ignore TERM, one in a session of its own: Slurm sends
+# TERM, then (KillWait 2 s) SIGKILL to the tasks' process groups; nothing is left 1 s later.
+job deaf 'trap "" TERM
+(trap "" TERM; exec sleep 300) &
+setsid sh -c "trap \"\" TERM; sleep 300" &
+touch "$W/up.$RANK"
+while :; do sleep 0.05; done'
+until_up
+before=$(left deaf)
+cancel deaf
+wait $job
+# Slurm is done with the job once the tasks' process groups are gone (TERM, KillWait, SIGKILL).
+for _ in $(seq 300); do [ -z "$(squeue -h -n aml-deaf -o %i)" ] && break; sleep 0.1; done
+check "scancel, TERM ignored: Slurm ended the job" [ -z "$(squeue -h -n aml-deaf -o %i)" ]
+sleep 1
+check "scancel, TERM ignored (pgid tracking): of $before processes none is left 1 s after Slurm ended the job ($(left deaf))" \
+  [ "$(left deaf)" = 0 ]
+finish
