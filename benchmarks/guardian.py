@@ -20,29 +20,19 @@ import tempfile
 import time
 
 import supervision as sv
+from side_by_side import SideBySide
 
 NEW = sv.AML
 BASE = os.path.abspath(sys.argv[2])
 BINARIES = {"this build (guardian)": NEW, "before (one process)": BASE}
 
 
-def interleaved(rounds, measure):
-    samples = {b: [] for b in BINARIES.values()}
-    for _ in range(rounds):
-        for binary in BINARIES.values():
-            samples[binary].append(measure(binary))
-    return samples
+COMPARE = SideBySide(BINARIES, BASE, "this / before")
+interleaved = COMPARE.interleaved
 
 
 def table(title, unit, samples, fmt="{:.2f}"):
-    print(f"### {title}\n")
-    print(f"| binary | runs | median [{unit}] | this / before |\n|---|---:|---:|---:|")
-    base = statistics.median(samples[BASE])
-    for name, binary in BINARIES.items():
-        s = samples[binary]
-        ratio = f"{statistics.median(s) / base:.3f}x" if base else "-"
-        print(f"| {name} | {len(s)} | {fmt.format(statistics.median(s))} | {ratio} |")
-    print()
+    COMPARE.table(f"### {title}", unit, samples, fmt)
 
 
 def launch(rounds=200):

@@ -8,37 +8,25 @@ RELAY_RUNS=N: rounds of the relay (5).
 """
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
 import supervision as sv
+from side_by_side import SideBySide
 
 GCC = sv.AML
 PORTABLE = os.path.abspath(sys.argv[2] if len(sys.argv) > 2 else "dist/aml-launch")
 BINARIES = {"gcc build (build/launcher/aml-launch)": GCC, "portable (dist/aml-launch)": PORTABLE}
 
 
+COMPARE = SideBySide(BINARIES, GCC, "portable / gcc")
+interleaved = COMPARE.interleaved
+
+
 def table(title, unit, samples, fmt="{:.1f}"):
-    print(f"{title}\n")
-    print(f"| binary | runs | median [{unit}] | portable / gcc |\n|---|---:|---:|---:|")
-    base = statistics.median(samples[GCC])
-    for name, binary in BINARIES.items():
-        s = samples[binary]
-        print(f"| {name} | {len(s)} | {fmt.format(statistics.median(s))} | "
-              f"{statistics.median(s) / base:.3f}x |")
-    print()
-
-
-def interleaved(rounds, measure):
-    """measure(binary) for both binaries in turn, `rounds` times: {binary: [figures]}."""
-    samples = {b: [] for b in BINARIES.values()}
-    for _ in range(rounds):
-        for binary in BINARIES.values():
-            samples[binary].append(measure(binary))
-    return samples
+    COMPARE.table(title, unit, samples, fmt)
 
 
 def launch(rounds=200):
