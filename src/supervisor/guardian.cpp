@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
+#include "supervisor/console.hpp"
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
 #include "util/unique_fd.hpp"
@@ -19,11 +21,8 @@ namespace {
 
 constexpr int kPassedOn[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
-void say(const std::string& text) {
-  // One write; a stderr nobody reads must not keep the guardian (it is non-blocking for it
-  // only where the supervisor made it so, which is enough: this is a last word).
-  (void)!write(STDERR_FILENO, text.data(), text.size());
-}
+// Its last word: a stderr that nobody reads gets a second, not the guardian's life.
+void say(const std::string& text) { write_within(STDERR_FILENO, text, std::chrono::seconds(1)); }
 
 // The guardian's life: pass signals on, wait for the supervisor, then leave nothing behind.
 [[noreturn]] void guard(pid_t supervisor, int signal_fd) {
@@ -69,7 +68,8 @@ void say(const std::string& text) {
 int guardian_lost_signal() { return SIGRTMIN + 1; }
 
 long original_sender(long sender, int code, int value) {
-  return code == SI_QUEUE && sender == getppid() && value > 0 ? value : sender;
+  // 0 where the guardian did not know either (the kernel's: a terminal's Ctrl-C).
+  return code == SI_QUEUE && sender == getppid() ? value : sender;
 }
 
 std::optional<int> split_off_supervisor() {

@@ -168,6 +168,8 @@ check "terminal console, one untagged worker: its stdout is the terminal (isatty
   $py "$(dirname "$0")/terminal_console.py" single "$BIN"
 check "terminal console nobody reads: TERM still stops the job (143, nothing left)" \
   $py "$(dirname "$0")/terminal_console.py" stalled "$BIN"
+check "Ctrl-C on the controlling terminal: a stop by SIGINT, KeyboardInterrupt handlers ran (130)" \
+  $py "$(dirname "$0")/terminal_console.py" ctrlc "$BIN"
 
 # A log file the launcher may write but not read (made by someone else): stdout goes through
 # a pipe as without a log file, and nothing is lost either way.

@@ -10,6 +10,9 @@ usage: /usr/bin/python3 terminal_console.py read|single|stalled AML_LAUNCH
            which keeps ranks' lines whole where mpirun merges their ptys).
   stalled: nobody reads the terminal while 2 workers flood it; TERM after 2 s must still stop
            the job (143) within 10 s, failure summary and all, with no process of it left.
+  ctrlc:   the terminal is the launcher's controlling terminal and Ctrl-C is typed on it: the
+           2 Python workers' KeyboardInterrupt handlers run to their end, the launcher says it
+           was stopped by SIGINT (from no process: the terminal) and exits 130.
 Exits 0 when all holds, 1 with the reason on stderr otherwise.
 """
 import fcntl
@@ -19,6 +22,7 @@ import select
 import signal
 import subprocess
 import sys
+import termios
 import time
 import uuid
 
@@ -32,14 +36,26 @@ elif mode == "single":
     command = [aml, "--", "sh", "-c",
                '[ -t 1 ] && echo "stdout is a terminal"; echo "PYTHONUNBUFFERED=${PYTHONUNBUFFERED-unset}"; '
                'echo "on stderr" >&2']
+elif mode == "ctrlc":
+    command = [aml, "--nproc-per-node", "2", "--", "/usr/bin/python3", "-c",
+               'import time\ntry:\n    print("up", flush=True); time.sleep(60)\n'
+               'except KeyboardInterrupt:\n    time.sleep(0.3); print("checkpoint saved", flush=True)']
 else:
     # 20 stderr lines of 3,000 bytes first: the summary that TERM brings (with a worker's
     # last stderr lines) is then more than the full terminal could take.
     command = [aml, "--nproc-per-node", "2", "--", "sh", "-c",
                'head -c 60000 /dev/zero | tr "\\0" y | fold -w 3000 >&2; '
                'head -c 20000000 /dev/zero | tr "\\0" x | fold -w 99; sleep 60']
-launcher = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
-                            env=env, start_new_session=True)
+
+
+def take_the_terminal():
+    """In the launcher before exec: its new session's controlling terminal is the pty."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+launcher = subprocess.Popen(command, stdin=terminal if mode == "ctrlc" else subprocess.DEVNULL,
+                            stdout=terminal, stderr=terminal, env=env, start_new_session=True,
+                            preexec_fn=take_the_terminal if mode == "ctrlc" else None)
 
 
 def fail(reason):
@@ -86,6 +102,28 @@ if mode in ("read", "single"):
             fail(f"rank {rank}: {len(got)} lines of 20000, or out of order")
     if fcntl.fcntl(terminal, fcntl.F_GETFL) & os.O_NONBLOCK:
         fail("the terminal's shared description was left non-blocking")
+elif mode == "ctrlc":
+    output = b""
+    deadline = time.monotonic() + 30
+    typed = False
+    while launcher.poll() is None or select.select([master], [], [], 0)[0]:
+        if time.monotonic() > deadline:
+            fail(f"the launcher did not finish within 30 s: {output!r}")
+        if not typed and output.count(b"] up") == 2:
+            os.write(master, b"\x03")  # Ctrl-C: SIGINT to the terminal's foreground group
+            typed = True
+        if select.select([master], [], [], 0.1)[0]:
+            try:
+                output += os.read(master, 1 << 16)
+            except OSError:
+                break
+    text = output.decode(errors="replace")
+    if launcher.returncode != 130:
+        fail(f"exit status {launcher.returncode}, want 130: {text}")
+    if text.count("checkpoint saved") != 2:
+        fail(f"want both KeyboardInterrupt handlers to end: {text}")
+    if "stopped by SIGINT from outside at" not in text or "failed first" in text:
+        fail(f"want a stop by SIGINT from the terminal (no sender), no failure: {text}")
 else:
     time.sleep(2)  # the terminal's buffer is full long before this
     launcher.send_signal(signal.SIGTERM)
