@@ -2,8 +2,8 @@
 # Black-box tests of containment that outlives the launcher (DESIGN §4): after SIGKILL of
 # aml-launch, of its process group (as Open MPI and Slurm's pgid tracking send), or of its
 # supervisor, every process it started is gone within 1 s: the workers, children that ignore
-# TERM, ones that called setsid, ones behind a shell wrapper. Also as PID 1 of a PID namespace,
-# and under a real mpirun that is stopped.
+# TERM, ones that called setsid, ones behind a shell wrapper. Also as an unprivileged user, as
+# PID 1 of a PID namespace, and under a real mpirun that is stopped.
 # usage: containment_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -62,6 +62,19 @@ cleanup "$mark"
 wait $launcher 2>/dev/null
 check "kill -9 of aml-launch: its supervisor said so" \
   grep -q "its launcher was killed (SIGKILL) at .*: its workers and everything they started were killed at once" "$WORK/$mark.err"
+
+# --- The same as an unprivileged user: no capability, cgroup or namespace is needed.
+mark="aml-containment-$$-nobody"
+chmod 777 "$WORK"
+start_job "$mark" setpriv --reuid=nobody --regid=nogroup --clear-groups
+check "as nobody: the workers run as nobody" bash -c "[ \"\$(stat -c %U '$WORK/up.0')\" = nobody ]"
+before=$(left "$mark")
+kill -KILL $launcher
+gone_within_ms "$mark" 1000
+check "as nobody, kill -9 of aml-launch: the $before processes are gone within 1 s ($gone_ms ms)" \
+  [ "$gone_ms" != never ]
+cleanup "$mark"
+wait $launcher 2>/dev/null
 
 # --- SIGKILL of its whole process group, as mpirun and Slurm (proctrack/pgid) send it.
 mark="aml-containment-$$-group"
