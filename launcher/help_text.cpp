@@ -38,8 +38,10 @@ are spawned (Azure ML with process_count_per_node=1).
 Multi-node (a per-node launch on several nodes): node 0's launcher serves the rendezvous store
 on MASTER_PORT; every node joins with the job's token (--rdzv-id, else the run id), node 0
 checks that all agree (nodes, workers per node, run id, version, --max-restarts) and picks the
-workers' own MASTER_PORT; then all spawn. The first failure on any node stops every node, and
-a launcher that dies or hangs is noticed by heartbeats and stops the job. A node that does not
+workers' own MASTER_PORT; then all spawn. The first failure on any node stops every node. A
+launcher that dies is noticed at once (its connection to the store closes); one that is only
+silent (a paused VM, a starved host) is lost after --node-timeout (60 s) without a heartbeat,
+and a shorter pause is survived as if nothing happened. A node that does not
 come within --rdzv-timeout is named in the error. Restarts are new rounds, on every node.
 
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK

@@ -131,6 +131,8 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.self.tf_ports = inputs.tf_ports;
   group.rdzv_timeout =
       std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
+  group.node_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.node_timeout_seconds * 1000));
   return NodeGroup::start(std::move(group));
 }
 

@@ -24,7 +24,7 @@ namespace {
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
-  std::string rdzv_timeout, preflight_min_busbw;
+  std::string rdzv_timeout, node_timeout, preflight_min_busbw;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -109,6 +109,12 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     if (!seconds) return seconds.error();
     options.rdzv_timeout_seconds = *seconds;
   }
+  if (!raw.node_timeout.empty()) {
+    auto seconds = flag_decimal("--node-timeout", raw.node_timeout, 0, true, 86400,
+                                "seconds, above 0 and up to 86400");
+    if (!seconds) return seconds.error();
+    options.node_timeout_seconds = *seconds;
+  }
   if (!raw.max_restarts.empty()) {
     auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
     if (!restarts) return restarts.error();
@@ -157,6 +163,10 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "run id: AZUREML_RUN_ID, SLURM_JOB_ID, ..., else MASTER_ADDR:MASTER_PORT)");
   app.add_option("--rdzv-timeout", raw.rdzv_timeout,
                  "Multi-node: seconds to wait for every node to join (default 600)");
+  app.add_option("--node-timeout", raw.node_timeout,
+                 "Multi-node: seconds a node may be silent (a paused VM, a starved host) before "
+                 "the job counts it lost (default 60: Azure pauses VMs for up to 30 s for host "
+                 "maintenance); a launcher that dies is noticed at once, whatever this is");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,

@@ -22,6 +22,8 @@ struct Options {
   std::string run_id;
   std::string rdzv_id;  // the job's token at the rendezvous (default: the run id)
   double rdzv_timeout_seconds = 600;
+  // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
+  double node_timeout_seconds = 60;
   double term_timeout_seconds = 30;
   int max_restarts = 0;
   std::optional<std::string> tag;  // --tag: a template, "none", or unset for the default

@@ -39,6 +39,10 @@ class StoreClient {
   // stored afterwards.
   Result<std::string> compare_set(std::string_view key, std::string_view expected,
                                   std::string_view desired);
+  // When this connection closes without clear_last_will() (the process died, its host went
+  // away), the store sets key to value if it is absent: the others hear of it at once.
+  Result<bool> set_last_will(std::string_view key, std::string_view value);
+  Result<bool> clear_last_will();
 
   // For event loops: start_get sends a get and returns at once; when fd() turns readable,
   // finish_get reads its answer. No other request may be sent in between.

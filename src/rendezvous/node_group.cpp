@@ -11,13 +11,16 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Heartbeats every kTick; a node whose counter has not moved for kLostAfter is lost. Together
-// with the tick they bound how long a lost launcher goes unnoticed (under 2 s).
-constexpr milliseconds kTick{200};
-constexpr milliseconds kLostAfter{1200};
-// A store call that gets no answer in this time (beyond a get's own wait) means node 0 is
-// gone or cut off.
-constexpr milliseconds kReplyTimeout{1500};
+// Death and silence are different (DESIGN §5). A launcher that dies closes its connections: a
+// follower's last will names it in the abort key at once, node 0's store goes away with it.
+// Silence (a paused VM, a starved host) is loss only after --node-timeout without a heartbeat;
+// heartbeats come 20 times in that span (within these bounds), and no store call of a
+// running job gives up sooner.
+constexpr milliseconds kFastestBeat{200};
+constexpr milliseconds kSlowestBeat{3000};
+// While this node waits for the others to finish, it looks this often whether they have.
+constexpr milliseconds kFinishTick{200};
+constexpr milliseconds kShortestReplyTimeout{1500};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 constexpr milliseconds kGoodbyeWait{5000};
 constexpr milliseconds kWatchTimeout{3600 * 1000};
@@ -56,7 +59,7 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
         seconds_text(options.rdzv_timeout) + ")";
     return error;
   }
-  control->set_reply_timeout(kReplyTimeout);
+  control->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
   options.self.addr = options.self.node_rank == 0 ? options.master_addr : control->local_address();
   return std::unique_ptr<NodeGroup>(
       new NodeGroup(std::move(options), std::move(host), std::move(*control)));
@@ -67,6 +70,10 @@ NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, Stor
 
 // The connections (declared after host_) close before the store they talk to stops.
 NodeGroup::~NodeGroup() = default;
+
+milliseconds NodeGroup::beat_interval() const {
+  return std::clamp(options_.node_timeout / 20, kFastestBeat, kSlowestBeat);
+}
 
 std::string NodeGroup::key(const std::string& name) const {
   return "aml/" + phase_ + "/" + std::to_string(round_) + "/" + name;
@@ -104,7 +111,8 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   // A connection of its own stays blocked on this round's abort key: whoever fails first
   // sets it, and every node hears at once.
   const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
-  auto watch = StoreClient::connect(dial, options_.master_port, options_.token, kLostAfter * 5);
+  auto watch = StoreClient::connect(dial, options_.master_port, options_.token,
+                                    std::max(kShortestReplyTimeout, options_.node_timeout));
   if (!watch) return watch.error();
   watch_.emplace(std::move(*watch));
   if (auto started = watch_->start_get(key("abort"), kWatchTimeout); !started) {
@@ -113,8 +121,18 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
   if (!agreed) return agreed;
   agreement_ = *agreed;
+  if (self.node_rank != 0) {
+    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it.
+    JobFailure died = lost_node(self.node_rank, "it died (its connection to the store closed)");
+    died.time.clear();  // not known when it is written
+    if (auto will = control_.set_last_will(key("abort"), to_json(died)); !will) {
+      return will.error();
+    }
+  }
   const auto now = Clock::now();
-  next_tick_ = now + kTick;
+  next_tick_ = now + beat_interval();
+  last_poll_ = now;
+  last_contact_ = now;
   last_beat_.assign(static_cast<std::size_t>(self.nnodes), 0);
   last_beat_change_.assign(static_cast<std::size_t>(self.nnodes), now);
   return agreed;
@@ -183,7 +201,7 @@ Result<Agreement> NodeGroup::lead_round() {
 
 Result<Agreement> NodeGroup::follow_round() {
   // Node 0 decides within the same timeout; a little more lets its verdict arrive.
-  auto text = control_.get(key("verdict"), options_.rdzv_timeout + kLostAfter * 5);
+  auto text = control_.get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
   if (!text) {
     Error error = text.error();
     error.expected += " (node 0's launcher went away during the rendezvous)";
@@ -223,7 +241,7 @@ int NodeGroup::fd() const { return watch_ ? watch_->fd() : -1; }
 
 int NodeGroup::next_poll_ms() const {
   auto left = std::chrono::duration_cast<milliseconds>(next_tick_ - Clock::now()).count();
-  return static_cast<int>(std::clamp<long long>(left + 1, 0, kTick.count()));
+  return static_cast<int>(std::clamp<long long>(left + 1, 0, beat_interval().count()));
 }
 
 JobFailure NodeGroup::lost_node(int node, const std::string& why) const {
@@ -257,6 +275,8 @@ void NodeGroup::report(const JobFailure& failure) {
 void NodeGroup::local_success() {
   finishing_ = true;
   (void)control_.set(node_key("done", options_.self.node_rank), "1");
+  // Its workers all finished well: from here on its launcher going away costs the job nothing.
+  if (options_.self.node_rank != 0) (void)control_.clear_last_will();
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
@@ -264,7 +284,8 @@ std::optional<JobFailure> NodeGroup::watch_heartbeats() {
   const auto now = Clock::now();
   if (options_.self.node_rank != 0) {
     auto beat = control_.add(node_key("beat", options_.self.node_rank), 1);
-    if (!beat) return lost_node(0, beat.error().message());
+    if (!beat) return lost_contact(beat.error().message(), Clock::now() - now);
+    last_contact_ = Clock::now();
     return std::nullopt;
   }
   for (int node = 1; node < options_.self.nnodes; ++node) {
@@ -276,19 +297,20 @@ std::optional<JobFailure> NodeGroup::watch_heartbeats() {
       last_beat_change_[i] = now;
       continue;
     }
-    if (now - last_beat_change_[i] < kLostAfter) continue;
+    if (now - last_beat_change_[i] < options_.node_timeout) continue;
     auto done = control_.check({node_key("done", node)});
     if (done && *done) continue;  // finished, and maybe gone: not lost
     auto silence = std::chrono::duration_cast<milliseconds>(now - last_beat_change_[i]);
-    return stored_failure_or(lost_node(
-        node, "no heartbeat for " + seconds_text(silence) + " (killed, hung or cut off)"));
+    return stored_failure_or(
+        lost_node(node, "no heartbeat for " + seconds_text(silence) + " (--node-timeout " +
+                            seconds_text(options_.node_timeout) + "): paused, hung or cut off"));
   }
   return std::nullopt;
 }
 
 std::optional<JobFailure> NodeGroup::hear_abort() {
   auto heard = watch_->finish_get();
-  if (!heard) return lost_node(0, "the connection to its store closed");
+  if (!heard) return lost_contact("the connection to its store closed", {});
   if (*heard) {
     auto failure = job_failure_from_json(**heard);
     return failure ? *failure : lost_node(0, "it sent an unreadable failure report");
@@ -308,6 +330,7 @@ PeerNews NodeGroup::finishing_news(Clock::time_point now) {
     if (!all_done) {
       news.failure = lost_node(0, all_done.error().message());
     } else if (*all_done) {
+      (void)control_.clear_last_will();  // leaving on purpose
       (void)control_.set(node_key("goodbye", options_.self.node_rank), "1");
       news.complete = true;
     }
@@ -326,15 +349,40 @@ PeerNews NodeGroup::finishing_news(Clock::time_point now) {
   return news;
 }
 
+JobFailure NodeGroup::lost_contact(const std::string& why, Clock::duration call_took) {
+  const auto silent = Clock::now() - last_contact_;
+  if (call_took < options_.node_timeout / 2 && silent >= options_.node_timeout) {
+    return lost_node(options_.self.node_rank,
+                     "this node was silent for " +
+                         seconds_text(std::chrono::duration_cast<milliseconds>(silent)) +
+                         " (a paused VM, a starved host: over --node-timeout " +
+                         seconds_text(options_.node_timeout) + "), and the job went on without it");
+  }
+  return lost_node(0, why);
+}
+
 PeerNews NodeGroup::poll(bool readable) {
   PeerNews news;
+  const auto polled = Clock::now();
+  const auto gap = polled - last_poll_;
+  last_poll_ = polled;
+  if (options_.self.node_rank == 0 && gap >= options_.node_timeout) {
+    // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other
+    // nodes have counted it lost meanwhile.
+    news.failure = stored_failure_or(
+        lost_node(0, "this node was silent for " +
+                         seconds_text(std::chrono::duration_cast<milliseconds>(gap)) +
+                         " (a paused VM, a starved host: over --node-timeout " +
+                         seconds_text(options_.node_timeout) + ")"));
+    return news;
+  }
   if (readable && watch_) {
     news.failure = hear_abort();
     if (news.failure) return news;
   }
   const auto now = Clock::now();
   if (now < next_tick_) return news;
-  next_tick_ = now + kTick;
+  next_tick_ = now + (finishing_ ? kFinishTick : beat_interval());
   news.failure = watch_heartbeats();
   if (news.failure || !finishing_) return news;
   return finishing_news(now);

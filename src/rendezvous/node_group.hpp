@@ -25,6 +25,8 @@ struct GroupOptions {
   std::string token;    // every node presents it; the job's rendezvous id
   NodeInfo self;        // addr is filled in on joining
   std::chrono::milliseconds rdzv_timeout{600000};
+  // A node without a heartbeat this long is lost; no other wait of a running job is shorter.
+  std::chrono::milliseconds node_timeout{60000};
 };
 
 // What every node agreed on for one round.
@@ -69,6 +71,10 @@ class NodeGroup : public PeerLink {
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
+  std::chrono::milliseconds beat_interval() const;
+  // Node 0 cannot be reached: it is lost, or (its connection closed at once after a long
+  // silence of this node's own) this node was paused and the job went on without it.
+  JobFailure lost_contact(const std::string& why, std::chrono::steady_clock::duration call_took);
 
   GroupOptions options_;
   std::unique_ptr<StoreHost> host_;   // node 0 only
@@ -84,6 +90,8 @@ class NodeGroup : public PeerLink {
   Clock::time_point goodbye_deadline_;
   std::vector<std::int64_t> last_beat_;  // node 0: each node's heartbeat counter
   std::vector<Clock::time_point> last_beat_change_;
+  Clock::time_point last_poll_;     // when poll() ran last: a long gap on node 0 is its own pause
+  Clock::time_point last_contact_;  // a follower: node 0's last answer
 };
 
 }  // namespace aml

@@ -260,6 +260,18 @@ Result<std::string> StoreClient::compare_set(std::string_view key, std::string_v
   return std::string(*value);
 }
 
+Result<bool> StoreClient::set_last_will(std::string_view key, std::string_view value) {
+  auto reply = call(request(Opcode::last_will).str(key).str(value).finish());
+  if (!reply) return reply.error();
+  return true;
+}
+
+Result<bool> StoreClient::clear_last_will() {
+  auto reply = call(request(Opcode::clear_last_will).finish());
+  if (!reply) return reply.error();
+  return true;
+}
+
 void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) { reply_timeout_ = timeout; }
 
 std::string StoreClient::local_address() const {

@@ -48,6 +48,8 @@ struct StoreServer::Connection {
   std::optional<std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>>::iterator>
       deadline;
   Clock::time_point last_progress;
+  // Set (if absent) when the connection closes: key, value.
+  std::optional<std::pair<std::string, std::string>> last_will;
 
   explicit Connection(std::uint32_t max_frame) : decoder(max_frame) {}
 };
@@ -284,6 +286,12 @@ void StoreServer::handle(Connection& c, const Request& r) {
       if (swap) wake_waiters(*key);
       return;
     }
+    case Opcode::last_will:
+      c.last_will.emplace(*key, r.value);
+      return reply(c, status_frame(Status::ok));
+    case Opcode::clear_last_will:
+      c.last_will.reset();
+      return reply(c, status_frame(Status::ok));
   }
 }
 
@@ -418,7 +426,13 @@ void StoreServer::close(std::uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   if (it->second->waiting) forget_wait(*it->second);
+  auto will = std::move(it->second->last_will);
   connections_.erase(it);
+  // Gone first: waking the waiters may close other connections, never this one again.
+  if (will && !data_.count(will->first) && data_.size() < options_.limits.max_keys) {
+    data_[will->first] = will->second;
+    wake_waiters(will->first);
+  }
 }
 
 }  // namespace aml::store

@@ -102,7 +102,7 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
   FieldReader in(body);
   Request r;
   auto op = in.u8();
-  if (!op || *op < 1 || *op > 8) {
+  if (!op || *op < 1 || *op > 10) {
     why = "unknown opcode";
     return std::nullopt;
   }
@@ -173,6 +173,12 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
       break;
     case Opcode::compare_set:
       ok = key() && value(r.value) && value(r.desired);
+      break;
+    case Opcode::last_will:
+      ok = key() && value(r.value);
+      break;
+    case Opcode::clear_last_will:
+      ok = true;
       break;
   }
   if (!ok || !in.at_end()) {

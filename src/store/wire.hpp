@@ -25,6 +25,11 @@ enum class Opcode : std::uint8_t {
   wait = 6,         // u32 count, keys, u32 timeout_ms
   erase = 7,        // key -> u8 existed
   compare_set = 8,  // key, expected, desired -> the value now stored
+  // key, value: when this connection closes (its process died, its host went away) before it
+  // clears this, the store sets key to value if it is absent — how a client's death is news
+  // to the others at once. One a connection; a later one replaces it.
+  last_will = 9,
+  clear_last_will = 10,  // the connection is closing on purpose
 };
 
 enum class Status : std::uint8_t { ok = 0, timeout = 1, error = 2 };

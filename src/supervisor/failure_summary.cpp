@@ -70,9 +70,11 @@ std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
 std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
   if (outcome.remote_failure) {
     const JobFailure& f = *outcome.remote_failure;
-    std::string text = "aml-launch: node " + std::to_string(node.node_rank) +
-                       " stopped its workers: the job failed on another node: " + f.describe() +
-                       "\n";
+    const bool this_node = f.node_rank == node.node_rank;
+    std::string text =
+        "aml-launch: node " + std::to_string(node.node_rank) + " stopped its workers: " +
+        (this_node ? "the job lost this node: " : "the job failed on another node: ") +
+        f.describe() + "\n";
     if (outcome.restarts > 0)
       text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
     if (f.rank >= 0) text += tail_text(f.stderr_tail);

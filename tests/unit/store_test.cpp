@@ -90,6 +90,38 @@ TEST_F(StoreTest, SetGetAddCheckEraseCompareSet) {
   EXPECT_EQ(*c.compare_set("cas", "first", "second"), "second");
 }
 
+TEST_F(StoreTest, ALastWillIsSetWhenItsConnectionClosesAndWakesWaiters) {
+  StoreClient watcher = client();
+  std::optional<std::string> heard;
+  std::thread t([&] { heard = *watcher.get("abort", 5s); });
+  {
+    StoreClient dying = client();
+    ASSERT_TRUE(dying.set_last_will("abort", "node 3 died").ok());
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(*dying.check({"abort"}));  // nothing yet while it lives
+  }                                         // closed without clearing it: as when its process dies
+  t.join();
+  EXPECT_EQ(heard, "node 3 died");
+}
+
+TEST_F(StoreTest, ALastWillNeverOverwritesAndCanBeCleared) {
+  StoreClient c = client();
+  {
+    StoreClient first = client();
+    ASSERT_TRUE(first.set("abort", "the real failure").ok());
+    StoreClient late = client();
+    ASSERT_TRUE(late.set_last_will("abort", "node 2 died").ok());
+    StoreClient leaving = client();
+    ASSERT_TRUE(leaving.set_last_will("gone", "node 1 died").ok());
+    ASSERT_TRUE(leaving.set_last_will("gone-2", "replaced").ok());  // one will a connection
+    ASSERT_TRUE(leaving.clear_last_will().ok());                    // leaving on purpose
+  }
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(**c.get("abort", 1s), "the real failure");
+  EXPECT_FALSE(*c.check({"gone"}));
+  EXPECT_FALSE(*c.check({"gone-2"}));
+}
+
 TEST_F(StoreTest, AddOnANonNumberIsAnErrorAndTheConnectionGoesOn) {
   StoreClient c = client();
   ASSERT_TRUE(c.set("word", "hello").ok());

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Death and silence are different (DESIGN §5), three nodes on loopback, two workers each: a
+# launcher that dies is noticed by every node within 1 s (its connection to the store closes);
+# one that is only silent (SIGSTOP: a paused VM) is lost only after --node-timeout, and a
+# shorter pause is survived as if nothing happened.
+# usage: node_liveness_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+trap 'kill -KILL $(pgrep -f "aml-liveness-$$") 2>/dev/null; rm -rf "$WORK"' EXIT
+py=/usr/bin/python3
+port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# job NAME NODE_TIMEOUT WORKER: 3 nodes; $pids[n] each node's launcher (the pid started).
+job() {
+  local name=$1 timeout=$2 worker=$3 p
+  p=$(port)
+  rm -f "$WORK"/up.*
+  for n in 0 1 2; do
+    env -i PATH=/usr/bin:/bin W="$WORK" MARK="aml-liveness-$$-$name-$n" "$BIN" --nnodes 3 \
+      --node-rank $n --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$p" \
+      --rdzv-timeout 20 --node-timeout "$timeout" -- sh -c "$worker" \
+      >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
+    pids[n]=$!
+  done
+  for _ in $(seq 200); do
+    [ "$(ls "$WORK"/up.* 2>/dev/null | wc -l)" = 6 ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# node_processes NAME N: every process of node N (its launcher's two, its workers, theirs).
+node_processes() { grep -l "MARK=aml-liveness-$$-$1-$2\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+signal_node() { kill -"$1" $(node_processes "$2" "$3") 2>/dev/null; }
+# wait_all: $s0 $s1 $s2 the statuses, $ms0 $ms1 $ms2 when each ended (ms since $t0).
+wait_all() {
+  for n in 0 1 2; do
+    wait ${pids[n]}
+    eval "s$n=$?"
+    eval "ms$n=$((($(date +%s%N) - t0) / 1000000))"
+  done
+}
+worker_for() {  # a worker that runs SECONDS, with its rank's "up" file
+  echo "touch \"\$W/up.\$RANK\"; exec sleep $1"
+}
+
+# --- Node 1 paused 5 s (launcher and workers, as a paused VM), --node-timeout 15: survived.
+job pause5 15 "$(worker_for 8)"
+t0=$(date +%s%N)
+signal_node STOP pause5 1
+sleep 5
+signal_node CONT pause5 1
+wait_all
+check "node 1 paused 5 s, --node-timeout 15: every node exits 0 ($s0 $s1 $s2), nobody speaks of a lost node" \
+  bash -c "[ '$s0 $s1 $s2' = '0 0 0' ] && ! grep -q 'lost' '$WORK'/pause5.*.err"
+
+# --- Node 1 paused, --node-timeout 4: lost after about 4 s; every node names node 1.
+job pause12 4 "$(worker_for 60)"
+t0=$(date +%s%N)
+signal_node STOP pause12 1
+wait ${pids[0]}; s0=$?; ms0=$((($(date +%s%N) - t0) / 1000000))
+signal_node CONT pause12 1  # (the issue's 12 s: no need to wait longer once node 0 gave up)
+wait ${pids[1]}; s1=$?
+wait ${pids[2]}; s2=$?
+check "node 1 paused, --node-timeout 4: node 0 gives up after ${ms0} ms (4 s to 8 s)" \
+  bash -c "[ $ms0 -ge 3900 ] && [ $ms0 -lt 8000 ]"
+check "node 1 paused, --node-timeout 4: every node exits with the same status ($s0 $s1 $s2)" \
+  bash -c "[ $s0 != 0 ] && [ $s0 = $s1 ] && [ $s1 = $s2 ]"
+check "node 1 paused: nodes 0 and 2 name node 1, silent for the node timeout" \
+  bash -c "grep -q 'node 1 (.*): its launcher was lost: no heartbeat for .* (--node-timeout 4 s)' '$WORK/pause12.0.err' &&
+           grep -q 'node 1 (.*): its launcher was lost' '$WORK/pause12.2.err'"
+check "node 1 paused: node 1 itself, when it runs again, names node 1 too (not node 0)" \
+  bash -c "grep -q 'node 1 (.*): its launcher was lost' '$WORK/pause12.1.err' && ! grep -q 'node 0 (.*): its launcher was lost' '$WORK/pause12.1.err'" ||
+  cat "$WORK/pause12.1.err"
+
+# --- Node 2's launcher dies (both of its processes SIGKILLed, as a lost host): the others stop
+# within 1 s, naming node 2, with a --node-timeout of 60 s.
+job die2 60 "$(worker_for 60)"
+t0=$(date +%s%N)
+kill -KILL ${pids[2]} $(pgrep -P ${pids[2]} -x aml-launch)
+wait ${pids[0]}; s0=$?; ms0=$((($(date +%s%N) - t0) / 1000000))
+wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
+check "node 2 died: nodes 0 and 1 stop within 1 s (${ms0} ms, ${ms1} ms; --node-timeout 60)" \
+  bash -c "[ $ms0 -lt 1000 ] && [ $ms1 -lt 1000 ] && [ $s0 = 1 ] && [ $s1 = 1 ]"
+check "node 2 died: both name it" bash -c \
+  "grep -q 'node 2 (.*): its launcher was lost: it died' '$WORK/die2.0.err' && grep -q 'node 2 (.*): its launcher was lost: it died' '$WORK/die2.1.err'" ||
+  cat "$WORK"/die2.*.err
+sleep 0.3
+check "node 2 died: nothing of node 2 is left (its workers went with it)" [ -z "$(node_processes die2 2)" ]
+
+# --- Node 0's launcher dies: its store goes with it; the others stop within 1 s naming node 0.
+job die0 60 "$(worker_for 60)"
+t0=$(date +%s%N)
+kill -KILL ${pids[0]} $(pgrep -P ${pids[0]} -x aml-launch)
+wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
+wait ${pids[2]}; s2=$?; ms2=$((($(date +%s%N) - t0) / 1000000))
+check "node 0 died: nodes 1 and 2 stop within 1 s (${ms1} ms, ${ms2} ms), naming node 0" \
+  bash -c "[ $ms1 -lt 1000 ] && [ $ms2 -lt 1000 ] && grep -q 'node 0 (.*): its launcher was lost' '$WORK/die0.1.err'"
+
+# --- The guardian alone killed on node 1 (SIGKILL of the pid started, as a scheduler sends):
+# node 1's supervisor stops its workers and tells the others at once.
+job guard1 60 "$(worker_for 60)"
+t0=$(date +%s%N)
+kill -KILL ${pids[1]}
+wait ${pids[0]}; s0=$?; ms0=$((($(date +%s%N) - t0) / 1000000))
+wait ${pids[2]}; s2=$?
+check "node 1's launcher SIGKILLed: node 0 stops within 1 s (${ms0} ms), 137 everywhere ($s0 $s2)" \
+  bash -c "[ $ms0 -lt 1000 ] && [ '$s0 $s2' = '137 137' ]"
+check "node 1's launcher SIGKILLed: node 0 names node 1's SIGKILL" \
+  grep -q "the job was stopped by SIGKILL sent to node 1 (.*)'s launcher" "$WORK/guard1.0.err"
+
+expect_status "--node-timeout that is not a number of seconds is refused" 2 "$BIN" --node-timeout soon -- true
+check "--help explains --node-timeout (Azure's VM pauses)" bash -c "'$BIN' --help | grep -A3 -- --node-timeout | grep -q 'pauses VMs'"
+finish
