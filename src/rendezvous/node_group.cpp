@@ -69,7 +69,31 @@ NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, Stor
     : options_(std::move(options)), host_(std::move(host)), control_(std::move(control)) {}
 
 // The connections (declared after host_) close before the store they talk to stops.
-NodeGroup::~NodeGroup() = default;
+NodeGroup::~NodeGroup() {
+  if (host_ && round_ >= 0) wait_for_verdict_readers();
+}
+
+// Node 0's store goes away with it: first every other node that is alive reads the job's
+// verdict (one verdict on every node, DESIGN §5), bounded by --node-timeout. A node the
+// verdict names as lost cannot read it and is not waited for.
+void NodeGroup::wait_for_verdict_readers() {
+  auto stored = control_.get(key("abort"), milliseconds(0));
+  if (!stored || !*stored) return;
+  auto verdict = job_failure_from_json(**stored);
+  const int lost =
+      verdict && verdict->rank < 0 && verdict->stop_signal == 0 ? verdict->node_rank : -1;
+  const auto deadline = Clock::now() + options_.node_timeout;
+  std::vector<std::string> readers;
+  for (int node = 1; node < options_.self.nnodes; ++node) {
+    if (node != lost) readers.push_back(node_key("heard", node));
+    if (readers.size() == kKeysPerCall || (node + 1 == options_.self.nnodes && !readers.empty())) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+      auto all = control_.wait(readers, std::max(milliseconds(0), left));
+      if (!all || !*all) return;
+      readers.clear();
+    }
+  }
+}
 
 milliseconds NodeGroup::beat_interval() const {
   return std::clamp(options_.node_timeout / 20, kFastestBeat, kSlowestBeat);
@@ -268,8 +292,10 @@ void NodeGroup::report(const JobFailure& failure) {
   JobFailure mine = failure;
   mine.node_rank = options_.self.node_rank;
   mine.host = options_.self.host;
-  // First come, first named: a report after another node's changes nothing.
+  // First come, first named: a report after another node's changes nothing. The reply holds
+  // the job's verdict, whichever it is: this node has read it.
   (void)control_.compare_set(key("abort"), "", to_json(mine));
+  if (options_.self.node_rank != 0) (void)control_.set(node_key("heard", mine.node_rank), "1");
 }
 
 void NodeGroup::local_success() {
@@ -312,6 +338,8 @@ std::optional<JobFailure> NodeGroup::hear_abort() {
   auto heard = watch_->finish_get();
   if (!heard) return lost_contact("the connection to its store closed", {});
   if (*heard) {
+    // Node 0 keeps the store up until every node has read this.
+    (void)control_.set(node_key("heard", options_.self.node_rank), "1");
     auto failure = job_failure_from_json(**heard);
     return failure ? *failure : lost_node(0, "it sent an unreadable failure report");
   }

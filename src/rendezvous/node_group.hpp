@@ -71,6 +71,7 @@ class NodeGroup : public PeerLink {
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
+  void wait_for_verdict_readers();
   std::chrono::milliseconds beat_interval() const;
   // Node 0 cannot be reached: it is lost, or (its connection closed at once after a long
   // silence of this node's own) this node was paused and the job went on without it.
