@@ -67,9 +67,23 @@ void say(const std::string& text) { write_within(STDERR_FILENO, text, std::chron
 
 int guardian_lost_signal() { return SIGRTMIN + 1; }
 
-long original_sender(long sender, int code, int value) {
-  // 0 where the guardian did not know either (the kernel's: a terminal's Ctrl-C).
-  return code == SI_QUEUE && sender == getppid() ? value : sender;
+SignalOrigin signal_origin(long sender, int code, int value) {
+  // Passed on: the guardian's value is the original sender, 0 where it did not know either
+  // (the kernel's: a terminal's Ctrl-C).
+  if (code == SI_QUEUE && sender == getppid()) return {value, true};
+  return {sender, false};
+}
+
+bool DuplicateSignals::is_copy(int sig, const SignalOrigin& origin) {
+  const auto now = std::chrono::steady_clock::now();
+  const bool copy = sig == last_signal_ && origin.sender == last_origin_.sender &&
+                    origin.passed_on != last_origin_.passed_on &&
+                    now - last_time_ < std::chrono::seconds(2);
+  // A copy pairs with one signal only: the next one of the same kind is new again.
+  last_signal_ = copy ? 0 : sig;
+  last_origin_ = origin;
+  last_time_ = now;
+  return copy;
 }
 
 std::optional<int> split_off_supervisor() {

@@ -11,6 +11,7 @@
 // exits with the supervisor's status (128+N for a signal).
 #pragma once
 
+#include <chrono>
 #include <optional>
 
 namespace aml {
@@ -24,8 +25,25 @@ std::optional<int> split_off_supervisor();
 // The signal the supervisor gets when its guardian dies: stop everything now.
 int guardian_lost_signal();
 
-// Who sent a signal the supervisor read from its signalfd: for a signal its guardian passed
-// on, the original sender, else `sender` itself.
-long original_sender(long sender, int code, int value);
+// Who sent a signal the supervisor read from its signalfd.
+struct SignalOrigin {
+  long sender = 0;         // the original sender's pid; 0 where unknown (the kernel's)
+  bool passed_on = false;  // it came through the guardian
+};
+SignalOrigin signal_origin(long sender, int code, int value);
+
+// One signal sent to both of the launcher's processes at once (pkill, killall, a scheduler
+// that signals every process of a job) reaches the supervisor twice: directly and passed on.
+// Told apart from a signal sent twice (Ctrl-C twice), which comes the same way both times.
+class DuplicateSignals {
+ public:
+  // True when this is the other copy of the last one.
+  bool is_copy(int sig, const SignalOrigin& origin);
+
+ private:
+  int last_signal_ = 0;
+  SignalOrigin last_origin_;
+  std::chrono::steady_clock::time_point last_time_;
+};
 
 }  // namespace aml

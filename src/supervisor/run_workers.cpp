@@ -457,9 +457,10 @@ class Round {
         reap();
       } else if (sig == guardian_lost_signal()) {
         guardian_lost();
+      } else if (duplicates_.is_copy(sig, origin_of(info))) {
+        continue;  // sent to the guardian and to this process at once: one signal
       } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-        stop_from_outside(
-            sig, original_sender(static_cast<long>(info.ssi_pid), info.ssi_code, info.ssi_int));
+        stop_from_outside(sig, origin_of(info).sender);
       } else {
         signal_workers(sig);  // QUIT, USR1, USR2: the workers' business
       }
@@ -544,6 +545,10 @@ class Round {
   }
 
   bool sent(int sig) const { return (sent_signals_ & (1ull << sig)) != 0; }
+
+  static SignalOrigin origin_of(const signalfd_siginfo& info) {
+    return signal_origin(static_cast<long>(info.ssi_pid), info.ssi_code, info.ssi_int);
+  }
 
   // Ended by what the stop sent it: killed by that signal, or exited 128+N for it as shells
   // and wrappers report it.
@@ -645,6 +650,7 @@ class Round {
   int stop_signals_ = 0;            // INT, TERM and HUP this launcher got
   int stop_signal_ = 0;             // the one that stopped the job (here or on another node)
   std::uint64_t sent_signals_ = 0;  // bit N: the workers were sent signal N
+  DuplicateSignals duplicates_;
   bool swept_ = false;
   bool peers_stopped_ = false;  // the link said its last word (a failure, or complete)
   bool told_success_ = false;

@@ -121,6 +121,18 @@ for sig in TERM HUP; do
     bash -c "[ $status = $want ] && grep -q 'stopped by SIG$sig from outside .*: 2 of 2 worker(s) ended on their own$' '$WORK/$sig.err' && ! grep -q 'failed first' '$WORK/$sig.err'"
 done
 
+# --- TERM sent to both of the launcher's processes at once (pkill aml-launch, a scheduler that
+# signals every process of a job): one stop, with the grace; the workers end on their own.
+rm -f "$WORK"/up.*
+start both --nproc-per-node 2 --term-timeout 30 -- sh -c 'trap "sleep 0.5; exit 0" TERM; touch "$W/up.$RANK"; while :; do sleep 0.05; done'
+until_files "$WORK/up.0" "$WORK/up.1"
+t0=$(date +%s%N)
+kill -TERM $launcher $(pgrep -P $launcher -x aml-launch)
+finish_launcher
+check "TERM to both launcher processes: one stop, the workers ended on their own (${took_ms} ms, exit $status)" \
+  bash -c "[ $status = 143 ] && [ $took_ms -ge 400 ] && grep -q ': 2 of 2 worker(s) ended on their own$' '$WORK/both.err'" ||
+  cat "$WORK/both.err"
+
 # --- A failure before the stop is still the failure: rank 1 exits 5; rank 0 ignores TERM, so
 # the teardown lasts its grace; INT comes meanwhile.
 rm -f "$WORK"/up.*

@@ -1,0 +1,185 @@
+"""N real aml-launch processes on this machine, one per simulated node (one worker each), node 0
+serving the rendezvous store on 127.0.0.1, all in a network namespace of their own (its own
+loopback, somaxconn and port range): how the multi-node group holds at scale.
+
+For each N it reports: the rendezvous (from the last launcher's start until every worker ran),
+the idle CPU of node 0's launcher and of a follower's (both of its processes) over 10 s, node
+0's own memory (PSS of both processes), fail-fast (one worker SIGKILLed on a middle node:
+until every launcher exited), every exit status (all should be 137) and the processes left.
+One machine runs all N start-ups: its 2 cores are shared by every launcher and worker.
+
+usage: /usr/bin/python3 benchmarks/scale_nodes.py BUILD_DIR N [N ...]
+(as root: it enters a network namespace of its own with unshare --net)
+"""
+import collections
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def in_own_namespace():
+    if os.environ.get("AML_SCALE_NETNS") == "1":
+        return
+    env = dict(os.environ, AML_SCALE_NETNS="1")
+    script = ("ip link set lo up && sysctl -qw net.core.somaxconn=65535 "
+              "net.ipv4.ip_local_port_range='10000 65000' && exec \"$@\"")
+    os.execvpe("unshare", ["unshare", "--net", "sh", "-c", script, "sh", sys.executable,
+                           os.path.abspath(__file__)] + sys.argv[1:], env)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError):
+        return 0
+
+
+def own_processes(pid):
+    """A launcher's own processes: the pid started (its guardian) and its supervisor."""
+    pids = [pid]
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            for child in f.read().split():
+                with open(f"/proc/{child}/comm") as comm:
+                    if comm.read().strip() == "aml-launch":
+                        pids.append(int(child))
+    except OSError:
+        pass
+    return pids
+
+
+def pss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def marked(mark):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if mark in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def run(aml, n):
+    work = tempfile.mkdtemp(prefix=f"aml-scale-{n}-")
+    mark = f"AML_SCALE_MARK={os.getpid()}-{n}"
+    port = free_port()
+    env = {"PATH": "/usr/bin:/bin", "W": work, "AML_SCALE_MARK": mark.split("=", 1)[1]}
+    worker = 'touch "$W/up.$RANK"; exec sleep 600'
+    launchers = []
+    logs = []
+    start = time.perf_counter()
+    for node in range(n):
+        log = open(f"{work}/node.{node}.err", "wb")
+        logs.append(log)
+        launchers.append(subprocess.Popen(
+            [aml, "--nnodes", str(n), "--node-rank", str(node), "--nproc-per-node", "1",
+             "--master-addr", "127.0.0.1", "--master-port", str(port), "--rdzv-timeout", "600",
+             "--", "sh", "-c", worker], env=env, stdout=subprocess.DEVNULL, stderr=log))
+    last_started = time.perf_counter()
+    while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
+        if any(p.poll() is not None for p in launchers[:1]):
+            raise SystemExit(f"node 0 exited early: {open(f'{work}/node.0.err').read()}")
+        time.sleep(0.05)
+    all_up = time.perf_counter()
+
+    time.sleep(2)  # settled
+    follower = launchers[n // 3]
+    watched = {"node 0": own_processes(launchers[0].pid), "a follower": own_processes(follower.pid)}
+    before = {k: sum(cpu_ticks(p) for p in v) for k, v in watched.items()}
+    window = 10.0
+    time.sleep(window)
+    hz = os.sysconf("SC_CLK_TCK")
+    idle_cpu = {k: (sum(cpu_ticks(p) for p in v) - before[k]) / hz / window * 100
+                for k, v in watched.items()}
+    node0_pss = sum(pss_kib(p) for p in watched["node 0"]) / 1024
+
+    # Fail-fast: the worker of the middle node.
+    victim_rank = n // 2
+    victim = None
+    for pid in marked(mark.encode()):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() != "sleep":
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"\0RANK={victim_rank}\0".encode() in b"\0" + f.read():
+                    victim = pid
+                    break
+        except OSError:
+            pass
+    assert victim, "the middle node's worker was not found"
+    killed = time.perf_counter()
+    os.kill(victim, signal.SIGKILL)
+    statuses = [p.wait() for p in launchers]
+    all_exited = time.perf_counter()
+    time.sleep(0.5)
+    left = marked(mark.encode())
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for log in logs:
+        log.close()
+    named = collections.Counter()
+    for node in range(n):
+        text = open(f"{work}/node.{node}.err", errors="replace").read()
+        named["names the killed rank"] += f"rank {victim_rank} (local rank 0) on node {victim_rank}" in text
+        named["speaks of a lost node"] += "was lost" in text
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "n": n,
+        "start_all": last_started - start,
+        "rendezvous": all_up - last_started,
+        "idle_node0": idle_cpu["node 0"],
+        "idle_follower": idle_cpu["a follower"],
+        "node0_pss": node0_pss,
+        "fail_fast": all_exited - killed,
+        "statuses": collections.Counter(statuses),
+        "named": named,
+        "left": len(left),
+    }
+
+
+if __name__ == "__main__":
+    in_own_namespace()
+    build = os.path.abspath(sys.argv[1])
+    aml = f"{build}/launcher/aml-launch"
+    print("| nodes | starting them all | rendezvous after the last start | idle CPU, node 0 | "
+          "idle CPU, a follower | node 0 PSS | fail-fast, all exited | exit statuses | "
+          "name the killed rank / speak of a lost node | left |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
+    for n in map(int, sys.argv[2:]):
+        r = run(aml, n)
+        statuses = ", ".join(f"{s}: {c}" for s, c in sorted(r["statuses"].items()))
+        print(f"| {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {r['idle_node0']:.2f} % | "
+              f"{r['idle_follower']:.3f} % | {r['node0_pss']:.1f} MiB | {r['fail_fast'] * 1000:.0f} ms | "
+              f"{statuses} | {r['named']['names the killed rank']} / {r['named']['speaks of a lost node']} | "
+              f"{r['left']} |", flush=True)
