@@ -293,7 +293,7 @@ int run(int argc, char** argv) {
       // One write, so that the lines of launchers sharing a console do not mix.
       std::string joined =
           "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host + "): all " +
-          std::to_string(agreed->nodes.size()) + " nodes joined " + phase + " round " +
+          std::to_string(agreed->node_count) + " nodes joined " + phase + " round " +
           std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
       say_after_workers(options, joined);

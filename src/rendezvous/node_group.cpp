@@ -209,9 +209,15 @@ Result<Agreement> NodeGroup::lead_round() {
   }
   verdict["error"] = error;
   verdict["worker_master_port"] = agreement.worker_master_port;
+  agreement.node_count = static_cast<int>(agreement.nodes.size());
+  verdict["node_count"] = agreement.node_count;
+  const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
+                                      [](const NodeInfo& node) { return !node.tf_ports.empty(); });
   auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
-  for (const NodeInfo& node : agreement.nodes)
+  for (const NodeInfo& node : agreement.nodes) {
     nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
+    if (!all_needed) break;  // node 0's alone
+  }
   if (auto set = control_.set(key("verdict"), verdict.dump()); !set) return set.error();
   if (error.empty()) return agreement;
   // The store goes away with this launcher: first let the nodes that came read why.
@@ -258,6 +264,7 @@ Result<Agreement> NodeGroup::follow_round() {
     if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");
     agreement.nodes.push_back(*parsed);
   }
+  agreement.node_count = verdict.value("node_count", static_cast<int>(agreement.nodes.size()));
   return agreement;
 }
 
@@ -272,8 +279,10 @@ JobFailure NodeGroup::lost_node(int node, const std::string& why) const {
   JobFailure f;
   f.node_rank = node;
   const auto& nodes = agreement_.nodes;
-  f.host = node < static_cast<int>(nodes.size()) ? nodes[static_cast<std::size_t>(node)].host
-                                                 : options_.master_addr;
+  f.host = node == options_.self.node_rank         ? options_.self.host
+           : node < static_cast<int>(nodes.size()) ? nodes[static_cast<std::size_t>(node)].host
+           : node == 0                             ? options_.master_addr
+                                                   : "";
   f.exit_code = 1;
   f.status = "its launcher was lost: " + why;
   f.time = utc_timestamp(std::chrono::system_clock::now());

@@ -380,6 +380,9 @@ void StoreServer::drop_stalled() {
   for (std::uint64_t id : stalled) close(id);
 }
 
+// Output buffer room a connection keeps between replies.
+constexpr std::size_t kKeptOutput = 4096;
+
 void StoreServer::reply(Connection& c, std::string frame) {
   if (c.out_offset == c.out.size()) {
     c.out.clear();
@@ -413,6 +416,12 @@ void StoreServer::on_writable(std::uint64_t id) {
   }
   bool pending = c.out_offset < c.out.size();
   if (!pending && c.close_after_send) return close(id);
+  if (!pending && c.out.capacity() > kKeptOutput) {
+    // A large reply (a 1,024-node verdict is 200 KB, sent to every node) is not kept once
+    // sent: kept per connection it made node 0's memory grow with the square of the nodes.
+    std::string().swap(c.out);
+    c.out_offset = 0;
+  }
   if (pending != c.want_write) {
     c.want_write = pending;
     epoll_event event{};

@@ -9,7 +9,7 @@
 namespace aml {
 
 std::string JobFailure::describe() const {
-  std::string where = "node " + std::to_string(node_rank) + " (" + host + ")";
+  std::string where = "node " + std::to_string(node_rank) + (host.empty() ? "" : " (" + host + ")");
   if (rank < 0) return where + ": " + status + (time.empty() ? "" : " at " + time);
   return "rank " + std::to_string(rank) + " (local rank " + std::to_string(local_rank) + ") on " +
          where + ", pid " + std::to_string(pid) + ", failed first at " + time + ": " + status;
