@@ -22,6 +22,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import supervision as sv  # noqa: E402  (its launcher_processes)
 
 
 def in_own_namespace():
@@ -47,20 +49,6 @@ def cpu_ticks(pid):
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError):
         return 0
-
-
-def own_processes(pid):
-    """A launcher's own processes: the pid started (its guardian) and its supervisor."""
-    pids = [pid]
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            for child in f.read().split():
-                with open(f"/proc/{child}/comm") as comm:
-                    if comm.read().strip() == "aml-launch":
-                        pids.append(int(child))
-    except OSError:
-        pass
-    return pids
 
 
 def pss_kib(pid):
@@ -111,7 +99,7 @@ def run(aml, n):
 
     time.sleep(2)  # settled
     follower = launchers[n // 3]
-    watched = {"node 0": own_processes(launchers[0].pid), "a follower": own_processes(follower.pid)}
+    watched = {"node 0": sv.launcher_processes(launchers[0].pid), "a follower": sv.launcher_processes(follower.pid)}
     before = {k: sum(cpu_ticks(p) for p in v) for k, v in watched.items()}
     window = 10.0
     time.sleep(window)
