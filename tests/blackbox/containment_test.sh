@@ -50,16 +50,22 @@ start_job() {
   until_up
 }
 
+# kill_and_check MARK WHAT TARGET: SIGKILL to TARGET (a pid, or -PGID); every process the job
+# started must be gone within 1 s.
+kill_and_check() {
+  local mark=$1 what=$2 before
+  before=$(left "$mark")
+  kill -KILL -- "$3"
+  gone_within_ms "$mark" 1000
+  check "$what: the $before processes are gone within 1 s ($gone_ms ms)" [ "$gone_ms" != never ]
+  cleanup "$mark"
+  wait $launcher 2>/dev/null
+}
+
 # --- SIGKILL of the launcher alone: the process the scheduler (or a user's kill -9) holds.
 mark="aml-containment-$$-alone"
 start_job "$mark"
-before=$(left "$mark")
-kill -KILL $launcher
-gone_within_ms "$mark" 1000
-check "kill -9 of aml-launch: the $before processes it started are gone within 1 s ($gone_ms ms)" \
-  [ "$gone_ms" != never ]
-cleanup "$mark"
-wait $launcher 2>/dev/null
+kill_and_check "$mark" "kill -9 of aml-launch" $launcher
 check "kill -9 of aml-launch: its supervisor said so" \
   grep -q "its launcher was killed (SIGKILL) at .*: its workers and everything they started were killed at once" "$WORK/$mark.err"
 
@@ -68,26 +74,14 @@ mark="aml-containment-$$-nobody"
 chmod 777 "$WORK"
 start_job "$mark" setpriv --reuid=nobody --regid=nogroup --clear-groups
 check "as nobody: the workers run as nobody" bash -c "[ \"\$(stat -c %U '$WORK/up.0')\" = nobody ]"
-before=$(left "$mark")
-kill -KILL $launcher
-gone_within_ms "$mark" 1000
-check "as nobody, kill -9 of aml-launch: the $before processes are gone within 1 s ($gone_ms ms)" \
-  [ "$gone_ms" != never ]
-cleanup "$mark"
-wait $launcher 2>/dev/null
+kill_and_check "$mark" "as nobody, kill -9 of aml-launch" $launcher
 
 # --- SIGKILL of its whole process group, as mpirun and Slurm (proctrack/pgid) send it.
 mark="aml-containment-$$-group"
 start_job "$mark" setsid
 check "the launcher leads a process group of its own here" \
   bash -c "[ \"\$(ps -o pgid= -p $launcher | tr -d ' ')\" = $launcher ]"
-before=$(left "$mark")
-kill -KILL -- -$launcher
-gone_within_ms "$mark" 1000
-check "kill -9 of aml-launch's process group: the $before processes are gone within 1 s ($gone_ms ms)" \
-  [ "$gone_ms" != never ]
-cleanup "$mark"
-wait $launcher 2>/dev/null
+kill_and_check "$mark" "kill -9 of aml-launch's process group" -$launcher
 
 # --- SIGKILL of the supervisor (the OOM killer's choice, or a user's kill -9 of the other
 # aml-launch process): the guardian ends everything it left and exits 137.
