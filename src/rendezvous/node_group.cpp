@@ -79,9 +79,9 @@ NodeGroup::~NodeGroup() {
 void NodeGroup::wait_for_verdict_readers() {
   auto stored = control_.get(key("abort"), milliseconds(0));
   if (!stored || !*stored) return;
+  // The node it names reported it (or was found lost): it is not waited for.
   auto verdict = job_failure_from_json(**stored);
-  const int lost =
-      verdict && verdict->rank < 0 && verdict->stop_signal == 0 ? verdict->node_rank : -1;
+  const int lost = verdict ? verdict->node_rank : -1;
   const auto deadline = Clock::now() + options_.node_timeout;
   std::vector<std::string> readers;
   for (int node = 1; node < options_.self.nnodes; ++node) {
@@ -139,6 +139,12 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
                                     std::max(kShortestReplyTimeout, options_.node_timeout));
   if (!watch) return watch.error();
   watch_.emplace(std::move(*watch));
+  if (self.node_rank != 0) {
+    // A follower that dies after the verdict has "read" it: node 0 waits for it no longer.
+    if (auto will = watch_->set_last_will(node_key("heard", self.node_rank), "gone"); !will) {
+      return will.error();
+    }
+  }
   if (auto started = watch_->start_get(key("abort"), kWatchTimeout); !started) {
     return started.error();
   }

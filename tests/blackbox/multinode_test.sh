@@ -152,7 +152,9 @@ for r, c in enumerate(cfgs):
 # --- Node 1's launcher is SIGKILLed: the others notice within 2 s and stop.
 for i in 0 1 2; do start_node "$i" azure_pytorch --nproc-per-node 2 -- sleep 60; done
 for i in 0 1 2; do wait_for_text "$WORK/out.$i" "joined run round 0" 10; done
-victim=$(launcher_pid 1)
+# Both of its processes, the supervisor first: killed the other way round, the supervisor
+# could hear of its guardian's death in between and report a stop by SIGKILL instead.
+victim=$(launcher_pid 1 | sort -rn)
 killed_at=$(date +%s.%N)
 kill -KILL $victim
 wait_nodes

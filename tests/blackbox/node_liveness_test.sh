@@ -78,7 +78,8 @@ check "node 1 paused: node 1 itself, when it runs again, names node 1 too (not n
 # within 1 s, naming node 2, with a --node-timeout of 60 s.
 job die2 60 "$(worker_for 60)"
 t0=$(date +%s%N)
-kill -KILL ${pids[2]} $(pgrep -P ${pids[2]} -x aml-launch)
+# The supervisor first: the other way round it could hear of its guardian's death in between.
+kill -KILL $(pgrep -P ${pids[2]} -x aml-launch) ${pids[2]}
 wait ${pids[0]}; s0=$?; ms0=$((($(date +%s%N) - t0) / 1000000))
 wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
 check "node 2 died: nodes 0 and 1 stop within 1 s (${ms0} ms, ${ms1} ms; --node-timeout 60)" \
@@ -92,7 +93,7 @@ check "node 2 died: nothing of node 2 is left (its workers went with it)" [ -z "
 # --- Node 0's launcher dies: its store goes with it; the others stop within 1 s naming node 0.
 job die0 60 "$(worker_for 60)"
 t0=$(date +%s%N)
-kill -KILL ${pids[0]} $(pgrep -P ${pids[0]} -x aml-launch)
+kill -KILL $(pgrep -P ${pids[0]} -x aml-launch) ${pids[0]}
 wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
 wait ${pids[2]}; s2=$?; ms2=$((($(date +%s%N) - t0) / 1000000))
 check "node 0 died: nodes 1 and 2 stop within 1 s (${ms1} ms, ${ms2} ms), naming node 0" \
