@@ -46,9 +46,14 @@ void say(const std::string& text) { write_within(STDERR_FILENO, text, std::chron
       passed_on |= 1ull << sig;
       continue;
     }
+    // Orphans re-parented here once the supervisor is gone are reaped too; only the
+    // supervisor's status counts.
     pid_t reaped;
-    while ((reaped = waitpid(-1, &status, WNOHANG)) > 0) {
-      if (reaped == supervisor) ended = true;
+    int reaped_status = 0;
+    while ((reaped = waitpid(-1, &reaped_status, WNOHANG)) > 0) {
+      if (reaped != supervisor) continue;
+      status = reaped_status;
+      ended = true;
     }
   }
   int left = 0;
