@@ -77,17 +77,6 @@ def stop(rounds=30):
           interleaved(rounds, measure))
 
 
-def memory_kib(pid, field, path="status"):
-    try:
-        with open(f"/proc/{pid}/{path}") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def memory(rounds=5):
     pss = {b: [] for b in BINARIES.values()}
 
@@ -96,8 +85,8 @@ def memory(rounds=5):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.5)  # every worker runs
         own = sv.launcher_processes(proc.pid)
-        total = sum(memory_kib(p, "VmRSS") for p in own)
-        pss[binary].append(sum(memory_kib(p, "Pss", "smaps_rollup") for p in own) / 1024)
+        total = sum(sv.memory_kib(p, "VmRSS") for p in own)
+        pss[binary].append(sum(sv.memory_kib(p, "Pss", "smaps_rollup") for p in own) / 1024)
         assert proc.wait() == 0
         return total / 1024
     table("Memory: the launcher's own VmRSS with 8 workers running (both processes summed; the "

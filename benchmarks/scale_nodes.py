@@ -51,17 +51,6 @@ def cpu_ticks(pid):
         return 0
 
 
-def pss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def marked(mark):
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -106,7 +95,7 @@ def run(aml, n):
     hz = os.sysconf("SC_CLK_TCK")
     idle_cpu = {k: (sum(cpu_ticks(p) for p in v) - before[k]) / hz / window * 100
                 for k, v in watched.items()}
-    node0_pss = sum(pss_kib(p) for p in watched["node 0"]) / 1024
+    node0_pss = sum(sv.memory_kib(p, "Pss", "smaps_rollup") for p in watched["node 0"]) / 1024
 
     # Fail-fast: the worker of the middle node.
     victim_rank = n // 2

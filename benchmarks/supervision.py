@@ -221,15 +221,20 @@ def relay_one_worker_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
                       "to its console, a file; no log file", runners, runs, work)
 
 
-def peak_rss_kib(pid):
+def memory_kib(pid, field, path="status"):
+    """A kB field of /proc/PID/status (or of another /proc/PID file, e.g. smaps_rollup)."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/{path}") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0  # gone, or a zombie: no memory lines any more
+
+
+def peak_rss_kib(pid):
+    return memory_kib(pid, "VmHWM")
 
 
 def launcher_processes(pid):
