@@ -2,14 +2,18 @@
 serving the rendezvous store on 127.0.0.1, all in a network namespace of their own (its own
 loopback, somaxconn and port range): how the multi-node group holds at scale.
 
-For each N it reports: the rendezvous (from the last launcher's start until every worker ran),
+For each N it reports: the rendezvous (from the last launcher's start until every worker ran)
+and, for the share of it that is only this machine starting N launchers and workers, the same
+time for N launchers that meet nobody (--nnodes 1, otherwise alike),
 the idle CPU of node 0's launcher and of a follower's (both of its processes) over 10 s, node
 0's own memory (PSS of both processes), fail-fast (one worker SIGKILLed on a middle node:
 until every launcher exited), every exit status (all should be 137) and the processes left.
 One machine runs all N start-ups: its 2 cores are shared by every launcher and worker.
 
-usage: /usr/bin/python3 benchmarks/scale_nodes.py BUILD_DIR N [N ...]
+usage: /usr/bin/python3 benchmarks/scale_nodes.py [--check] BUILD_DIR N [N ...]
 (as root: it enters a network namespace of its own with unshare --net)
+--check (the CI test at 256): exit 1 unless every launcher exited 137 naming the killed rank,
+none spoke of a lost node, and nothing was left.
 """
 import collections
 import os
@@ -63,6 +67,37 @@ def marked(mark):
     return found
 
 
+def busy_ticks():
+    """The machine's busy CPU ticks (all cores) and its total ticks so far."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def start_alone(aml, n):
+    """N single-node launchers, alike but meeting nobody: last start until every worker ran."""
+    work = tempfile.mkdtemp(prefix=f"aml-alone-{n}-")
+    env = {"PATH": "/usr/bin:/bin", "W": work}
+    worker = 'touch "$W/up.$RANK.$AML_NODE"; exec sleep 600'
+    launchers = []
+    for node in range(n):
+        launchers.append(subprocess.Popen(
+            [aml, "--nnodes", "1", "--nproc-per-node", "1", "--", "sh", "-c", worker],
+            env=dict(env, AML_NODE=str(node)), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL))
+    last_started = time.perf_counter()
+    while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
+        time.sleep(0.05)
+    all_up = time.perf_counter()
+    for p in launchers:
+        p.send_signal(signal.SIGTERM)
+    for p in launchers:
+        p.wait()
+    shutil.rmtree(work, ignore_errors=True)
+    return all_up - last_started
+
+
 def run(aml, n):
     work = tempfile.mkdtemp(prefix=f"aml-scale-{n}-")
     mark = f"AML_SCALE_MARK={os.getpid()}-{n}"
@@ -80,11 +115,19 @@ def run(aml, n):
              "--master-addr", "127.0.0.1", "--master-port", str(port), "--rdzv-timeout", "600",
              "--", "sh", "-c", worker], env=env, stdout=subprocess.DEVNULL, stderr=log))
     last_started = time.perf_counter()
+    busy_before, total_before = busy_ticks()
+    node0_before = sum(cpu_ticks(p) for p in sv.launcher_processes(launchers[0].pid))
     while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
         if any(p.poll() is not None for p in launchers[:1]):
             raise SystemExit(f"node 0 exited early: {open(f'{work}/node.0.err').read()}")
         time.sleep(0.05)
     all_up = time.perf_counter()
+    busy_after, total_after = busy_ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    node0_rdzv = (sum(cpu_ticks(p) for p in sv.launcher_processes(launchers[0].pid)) -
+                  node0_before) / hz
+    machine_busy = (busy_after - busy_before) / max(1, total_after - total_before) * 100
+    busy_seconds = (busy_after - busy_before) / hz
 
     time.sleep(2)  # settled
     follower = launchers[n // 3]
@@ -92,7 +135,6 @@ def run(aml, n):
     before = {k: sum(cpu_ticks(p) for p in v) for k, v in watched.items()}
     window = 10.0
     time.sleep(window)
-    hz = os.sysconf("SC_CLK_TCK")
     idle_cpu = {k: (sum(cpu_ticks(p) for p in v) - before[k]) / hz / window * 100
                 for k, v in watched.items()}
     node0_pss = sum(sv.memory_kib(p, "Pss", "smaps_rollup") for p in watched["node 0"]) / 1024
@@ -135,6 +177,9 @@ def run(aml, n):
         "n": n,
         "start_all": last_started - start,
         "rendezvous": all_up - last_started,
+        "machine_busy": machine_busy,
+        "busy_seconds": busy_seconds,
+        "node0_rdzv": node0_rdzv,
         "idle_node0": idle_cpu["node 0"],
         "idle_follower": idle_cpu["a follower"],
         "node0_pss": node0_pss,
@@ -147,16 +192,29 @@ def run(aml, n):
 
 if __name__ == "__main__":
     in_own_namespace()
-    build = os.path.abspath(sys.argv[1])
+    args = sys.argv[1:]
+    checking = args[:1] == ["--check"]
+    args = args[1:] if checking else args
+    build = os.path.abspath(args[0])
+    failed = []
     aml = f"{build}/launcher/aml-launch"
-    print("| nodes | starting them all | rendezvous after the last start | idle CPU, node 0 | "
-          "idle CPU, a follower | node 0 PSS | fail-fast, all exited | exit statuses | "
-          "name the killed rank / speak of a lost node | left |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
-    for n in map(int, sys.argv[2:]):
+    print("| nodes | starting them all | rendezvous after the last start | the same, meeting nobody | "
+          "meanwhile: cores busy, CPU used, node 0's share | idle CPU, node 0 | idle CPU, a follower | node 0 PSS | fail-fast, all exited | "
+          "exit statuses | name the killed rank / speak of a lost node | left |")
+    print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|")
+    for n in map(int, args[1:]):
+        alone = start_alone(aml, n)
         r = run(aml, n)
         statuses = ", ".join(f"{s}: {c}" for s, c in sorted(r["statuses"].items()))
-        print(f"| {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {r['idle_node0']:.2f} % | "
+        print(f"| {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {alone:.2f} s | "
+              f"{r['machine_busy']:.0f} %, {r['busy_seconds']:.1f} s, {r['node0_rdzv']:.2f} s | "
+              f"{r['idle_node0']:.2f} % | "
               f"{r['idle_follower']:.3f} % | {r['node0_pss']:.1f} MiB | {r['fail_fast'] * 1000:.0f} ms | "
               f"{statuses} | {r['named']['names the killed rank']} / {r['named']['speaks of a lost node']} | "
               f"{r['left']} |", flush=True)
+        if (r["statuses"] != collections.Counter({137: n}) or r["named"]["names the killed rank"] != n
+                or r["named"]["speaks of a lost node"] != 0 or r["left"] != 0):
+            failed.append(n)
+    if checking:
+        print(f"{len(args) - 1 - len(failed)} passed, {len(failed)} failed")
+        sys.exit(1 if failed else 0)

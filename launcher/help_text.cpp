@@ -43,6 +43,9 @@ launcher that dies is noticed at once (its connection to the store closes); one 
 silent (a paused VM, a starved host) is lost after --node-timeout (60 s) without a heartbeat,
 and a shorter pause is survived as if nothing happened. A node that does not
 come within --rdzv-timeout is named in the error. Restarts are new rounds, on every node.
+Per-process launches (srun per task, mpirun per rank, Azure ML per-process) are the same
+group, one member per rank: rank 0's launcher serves the store on MASTER_PORT, the first
+failure stops every rank and all exit with its status (--no-group: each rank alone).
 
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER

@@ -33,9 +33,22 @@ int fail(const Error& error) {
   return kUsageError;
 }
 
+// The launchers of one job meet as a group (DESIGN §5): the nodes of a per-node launch on
+// several nodes; the ranks of a per-process launch, one launcher each (srun per task, mpirun
+// per rank, Azure ML per-process), unless --no-group. Not where the scheduler's MASTER_PORT is
+// already somebody's: torchrun's own store (aml-launch inside torchrun), the TF_CONFIG servers',
+// or an outer aml-launch's.
+bool joins_group(const Options& options, const Topology& t) {
+  if (t.launch == Launch::per_node) return t.nnodes > 1;
+  if (options.no_group || options.exec || t.world_size < 2 || t.master_addr.empty()) return false;
+  return t.source != "torchrun" && t.source != "tf-config" && t.source != "aml-launch";
+}
+
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine) {
   PlanInputs inputs;
+  inputs.per_process_group =
+      topology.launch == Launch::per_process && joins_group(options, topology);
   inputs.command = options.command;
   inputs.run_id = options.run_id;
   inputs.cpu_count = machine.cpu_count();
@@ -120,11 +133,14 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.master_addr = t.master_addr;
   group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
-  group.self.node_rank = t.node_rank;
+  const bool per_process = t.launch == Launch::per_process;
+  // Per process, each rank's launcher is a member, with that one worker.
+  group.self.node_rank = per_process ? t.rank : t.node_rank;
+  group.self.on_node = per_process ? t.node_rank : -1;
   group.self.host = host_name();
   group.self.pid = getpid();
-  group.self.nnodes = t.nnodes;
-  group.self.nproc_per_node = t.nproc_per_node;
+  group.self.nnodes = per_process ? t.world_size : t.nnodes;
+  group.self.nproc_per_node = per_process ? 1 : t.nproc_per_node;
   group.self.run_id = plan.run_id;
   group.self.version = AML_VERSION;
   group.self.max_restarts = options.max_restarts;
@@ -271,9 +287,10 @@ int run(int argc, char** argv) {
   if (auto guardian_status = split_off_supervisor()) return *guardian_status;
   // A console that went away must not kill the launcher while its workers run.
   signal(SIGPIPE, SIG_IGN);
-  const NodeIdentity node{plan.topology.node_rank, host_name()};
+  const NodeIdentity node{plan.topology.node_rank, host_name(),
+                          inputs->per_process_group ? plan.topology.rank : -1};
   std::unique_ptr<NodeGroup> group;
-  if (plan.topology.launch == Launch::per_node && plan.topology.nnodes > 1) {
+  if (joins_group(options, plan.topology)) {
     auto started = start_node_group(options, plan, *inputs);
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
@@ -290,13 +307,18 @@ int run(int argc, char** argv) {
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
       apply_agreement(*agreed, *group, round_inputs);
-      // One write, so that the lines of launchers sharing a console do not mix.
+      // One write, so that the lines of launchers sharing a console do not mix. Per process,
+      // rank 0's alone: a thousand ranks on one srun console would say it a thousand times.
+      const bool per_process = plan.topology.launch == Launch::per_process;
       std::string joined =
-          "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host + "): all " +
-          std::to_string(agreed->node_count) + " nodes joined " + phase + " round " +
-          std::to_string(restart_count) +
+          (per_process ? "aml-launch: rank 0 (node " + std::to_string(node.node_rank) + ", " +
+                             node.host + "): the launchers of all " +
+                             std::to_string(agreed->node_count) + " ranks joined "
+                       : "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host +
+                             "): all " + std::to_string(agreed->node_count) + " nodes joined ") +
+          phase + " round " + std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
-      say_after_workers(options, joined);
+      if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }
     LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
     std::vector<WorkerLaunch> out;

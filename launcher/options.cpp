@@ -186,6 +186,10 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "time, stderr tail) and every worker's exit; also before each restart, with "
                  "\"final\": false. {rank}, {local_rank}, {node_rank} in F are this launcher's "
                  "(one file per task of one srun line)");
+  app.add_flag("--no-group", options.no_group,
+               "Per-process launch: do not meet the other ranks' launchers; each supervises its "
+               "own rank alone, and a failure elsewhere does not stop it (the workers keep the "
+               "scheduler's MASTER_PORT)");
   app.add_flag("--exec", options.exec,
                "Per-process launch: replace aml-launch by the command (no supervision)");
   app.add_option("--framework", raw.framework,

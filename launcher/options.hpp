@@ -31,6 +31,7 @@ struct Options {
   std::optional<std::string> log_dir;  // unset: the default (Azure ML's user_logs, else none)
   std::string summary_file;
   bool exec = false;
+  bool no_group = false;  // per-process: each rank's launcher alone (no store, no fail-fast)
   std::optional<std::string> preflight;  // --preflight[=backend]: gloo, mpi or nccl
   double preflight_min_busbw = 0;        // GB/s; 0: no floor
   Framework framework = Framework::pytorch;

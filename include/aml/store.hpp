@@ -34,6 +34,10 @@ class StoreClient {
   Result<bool> check(const std::vector<std::string>& keys);
   // True once every key exists; false when the timeout passed first.
   Result<bool> wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
+  // Waits until every key exists or the timeout passes (one round trip for them all), then
+  // gives each key's value, nullopt for one still absent. At most 1,024 keys a call.
+  Result<std::vector<std::optional<std::string>>> get_all(const std::vector<std::string>& keys,
+                                                          std::chrono::milliseconds timeout);
   Result<bool> erase(std::string_view key);  // whether the key existed
   // Stores `desired` when the value is `expected` ("" for an absent key); gives the value
   // stored afterwards.
@@ -43,6 +47,15 @@ class StoreClient {
   // away), the store sets key to value if it is absent: the others hear of it at once.
   Result<bool> set_last_will(std::string_view key, std::string_view value);
   Result<bool> clear_last_will();
+  // The store watches this connection's silence under `name`: silent() names it once it has
+  // sent nothing for a while. Liveness without the store's host asking each client.
+  Result<bool> identify(std::string_view name);
+  // The names of identified connections that sent nothing for at least `at_least` (counted
+  // from the server's own resumption where it was itself paused); at most 1,024.
+  Result<std::vector<std::string>> silent(std::chrono::milliseconds at_least);
+  // Says "alive" without waiting for an answer (there is none): an error only where the
+  // connection is gone (see set_reply_timeout).
+  Result<bool> heartbeat();
 
   // For event loops: start_get sends a get and returns at once; when fd() turns readable,
   // finish_get reads its answer. No other request may be sent in between.
@@ -51,7 +64,9 @@ class StoreClient {
   int fd() const { return fd_; }
 
   // A reply that does not come within this time (beyond what a get or wait may wait by
-  // itself) is an error: the store's host is gone or cut off. 0, the default: wait for ever.
+  // itself) is an error: the store's host is gone or cut off. So is a request its host does
+  // not acknowledge within it (TCP_USER_TIMEOUT: a paused or cut-off host), found by the next
+  // call. 0, the default: wait for ever.
   void set_reply_timeout(std::chrono::milliseconds timeout);
   // This end's address ("10.0.0.2"): the address the store's host sees this node by.
   std::string local_address() const;

@@ -10,7 +10,8 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
   // On several nodes the job's port is the store's and node 0 picks one for the workers at
   // the rendezvous; a single node has no store and gives the workers the job's port.
-  const bool meets_other_nodes = topology.launch == Launch::per_node && topology.nnodes > 1;
+  const bool meets_other_nodes =
+      (topology.launch == Launch::per_node && topology.nnodes > 1) || inputs.per_process_group;
   plan.worker_master_port = inputs.worker_master_port != 0 ? inputs.worker_master_port
                             : meets_other_nodes            ? 0  // not known before the rendezvous
                                                            : plan.topology.master_port;

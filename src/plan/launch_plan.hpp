@@ -54,6 +54,9 @@ struct PlanInputs {
   int worker_master_port = 0;
   std::string store_address;  // host:port of the job's store ("" when there is none)
   std::string store_token;
+  // A per-process launch whose launchers meet as a group (DESIGN §5): as on several nodes,
+  // the workers' MASTER_PORT comes from the rendezvous.
+  bool per_process_group = false;
 };
 
 LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);

@@ -16,8 +16,11 @@ std::string plan_text(const LaunchPlan& plan) {
   line(fmt::format("master:          {}:{} (workers' MASTER_PORT {})", t.master_addr, t.master_port,
                    plan.worker_master_port != 0
                        ? std::to_string(plan.worker_master_port)
-                       : std::string("picked by node 0 at the rendezvous; this port is the "
-                                     "store's")));
+                       : std::string(t.launch == Launch::per_process
+                                         ? "picked by rank 0's launcher when the ranks' "
+                                           "launchers meet; this port is their store's"
+                                         : "picked by node 0 at the rendezvous; this port is the "
+                                           "store's")));
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
   line(fmt::format("socket ifname:   {} ({})",
                    plan.socket_ifname.empty() ? "(not set)" : plan.socket_ifname,

@@ -13,18 +13,24 @@ using std::chrono::milliseconds;
 
 // Death and silence are different (DESIGN §5). A launcher that dies closes its connections: a
 // follower's last will names it in the abort key at once, node 0's store goes away with it.
-// Silence (a paused VM, a starved host) is loss only after --node-timeout without a heartbeat;
-// heartbeats come 20 times in that span (within these bounds), and no store call of a
-// running job gives up sooner.
+// Silence (a paused VM, a starved host) is loss only after --node-timeout. A follower sends a
+// heartbeat 10 times in that span (within these bounds), one way: the store notes when it
+// last heard each follower, and node 0 asks it for the silent ones (one call, not one per
+// node). A follower learns that node 0's host is paused or cut off from its own kernel: a
+// heartbeat not acknowledged within --node-timeout closes the connection (TCP_USER_TIMEOUT).
+// No store call of a running job gives up sooner than --node-timeout.
 constexpr milliseconds kFastestBeat{200};
-constexpr milliseconds kSlowestBeat{3000};
-// While this node waits for the others to finish, it looks this often whether they have.
+constexpr milliseconds kSlowestBeat{6000};  // at 4,096 nodes, 0.7 % of a core on node 0
+// While node 0 waits for the others to finish, it looks this often whether they have.
 constexpr milliseconds kFinishTick{200};
 constexpr milliseconds kShortestReplyTimeout{1500};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 constexpr milliseconds kGoodbyeWait{5000};
 constexpr milliseconds kWatchTimeout{3600 * 1000};
 constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
+// Node 0 writes this into the abort key once every node's workers finished well: the same
+// watch that would have brought a failure tells every follower the job is done.
+constexpr std::string_view kComplete = "complete";
 
 std::string seconds_text(milliseconds ms) {
   auto s = ms.count() / 1000.0;
@@ -78,10 +84,10 @@ NodeGroup::~NodeGroup() {
 // verdict names as lost cannot read it and is not waited for.
 void NodeGroup::wait_for_verdict_readers() {
   auto stored = control_.get(key("abort"), milliseconds(0));
-  if (!stored || !*stored) return;
+  if (!stored || !*stored || **stored == kComplete) return;
   // The node it names reported it (or was found lost): it is not waited for.
   auto verdict = job_failure_from_json(**stored);
-  const int lost = verdict ? verdict->node_rank : -1;
+  const int lost = verdict ? verdict->member_or_node() : -1;
   const auto deadline = Clock::now() + options_.node_timeout;
   std::vector<std::string> readers;
   for (int node = 1; node < options_.self.nnodes; ++node) {
@@ -96,7 +102,11 @@ void NodeGroup::wait_for_verdict_readers() {
 }
 
 milliseconds NodeGroup::beat_interval() const {
-  return std::clamp(options_.node_timeout / 20, kFastestBeat, kSlowestBeat);
+  return std::clamp(options_.node_timeout / 10, kFastestBeat, kSlowestBeat);
+}
+
+std::string NodeGroup::members_word() const {
+  return options_.self.per_process() ? "rank" : "node rank";
 }
 
 std::string NodeGroup::key(const std::string& name) const {
@@ -127,17 +137,24 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (!stored) return stored.error();
   if (*stored != me) {
     auto other = node_info_from_json(*stored);
-    return invalid("NODE_RANK", std::to_string(self.node_rank),
+    return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
                    "a node rank of its own; " +
                        (other ? other->describe() + " at " + other->addr : "another node") +
                        " joined with it first (this is " + self.host + " at " + self.addr + ")");
   }
   // A connection of its own stays blocked on this round's abort key: whoever fails first
   // sets it, and every node hears at once.
+  if (self.node_rank != 0) {
+    // The store tells node 0 when this node's heartbeats stop.
+    if (auto named = control_.identify(std::to_string(self.node_rank)); !named) {
+      return named.error();
+    }
+  }
   const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
   auto watch = StoreClient::connect(dial, options_.master_port, options_.token,
                                     std::max(kShortestReplyTimeout, options_.node_timeout));
   if (!watch) return watch.error();
+  watch->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
   watch_.emplace(std::move(*watch));
   if (self.node_rank != 0) {
     // A follower that dies after the verdict has "read" it: node 0 waits for it no longer.
@@ -161,10 +178,9 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   }
   const auto now = Clock::now();
   next_tick_ = now + beat_interval();
+  agreed_at_ = now;
   last_poll_ = now;
   last_contact_ = now;
-  last_beat_.assign(static_cast<std::size_t>(self.nnodes), 0);
-  last_beat_change_.assign(static_cast<std::size_t>(self.nnodes), now);
   return agreed;
 }
 
@@ -188,23 +204,32 @@ Result<Agreement> NodeGroup::lead_round() {
   verdict["error"] = "";
   Agreement agreement;
   agreement.round = round_;
-  // Every node's info, in order; each get waits at most until the common deadline.
+  // Every node's info, in order: one call waits for a thousand nodes at once, all of them
+  // until the common deadline.
   std::vector<int> present;
+  std::vector<std::string> keys;
   for (int node = 0; node < nnodes; ++node) {
+    keys.push_back(node_key("node", node));
+    if (keys.size() < kKeysPerCall && node + 1 < nnodes) continue;
     auto left = std::max(milliseconds(0),
                          std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-    auto info = control_.get(node_key("node", node), left);
-    if (!info) return info.error();
-    if (!*info) continue;
-    auto parsed = node_info_from_json(**info);
-    if (!parsed) return invalid("rendezvous", **info, "a node description from aml-launch");
-    agreement.nodes.push_back(*parsed);
-    present.push_back(node);
+    auto infos = control_.get_all(keys, left);
+    if (!infos) return infos.error();
+    const int first = node + 1 - static_cast<int>(keys.size());
+    for (std::size_t i = 0; i < infos->size(); ++i) {
+      const auto& info = (*infos)[i];
+      if (!info) continue;
+      auto parsed = node_info_from_json(*info);
+      if (!parsed) return invalid("rendezvous", *info, "a node description from aml-launch");
+      agreement.nodes.push_back(*parsed);
+      present.push_back(first + static_cast<int>(i));
+    }
+    keys.clear();
   }
   std::string error;
   if (static_cast<int>(present.size()) < nnodes) {
     error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
-            "; node rank(s) " + missing_node_ranks(nnodes, present) + " of " +
+            "; " + members_word() + "(s) " + missing_node_ranks(nnodes, present) + " of " +
             std::to_string(nnodes) + " did not";
   } else if (auto problem = disagreement(agreement.nodes)) {
     error = "nodes that agree on the job; " + *problem;
@@ -251,7 +276,7 @@ Result<Agreement> NodeGroup::follow_round() {
     }
     return invalid("rendezvous", round_name(),
                    "every node to join within --rdzv-timeout " +
-                       seconds_text(options_.rdzv_timeout) + "; node rank(s) " +
+                       seconds_text(options_.rdzv_timeout) + "; " + members_word() + "(s) " +
                        missing_node_ranks(options_.self.nnodes, present) + " of " +
                        std::to_string(options_.self.nnodes) + " did not");
   }
@@ -281,14 +306,18 @@ int NodeGroup::next_poll_ms() const {
   return static_cast<int>(std::clamp<long long>(left + 1, 0, beat_interval().count()));
 }
 
-JobFailure NodeGroup::lost_node(int node, const std::string& why) const {
+JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
   JobFailure f;
-  f.node_rank = node;
+  f.member = member;
   const auto& nodes = agreement_.nodes;
-  f.host = node == options_.self.node_rank         ? options_.self.host
-           : node < static_cast<int>(nodes.size()) ? nodes[static_cast<std::size_t>(node)].host
-           : node == 0                             ? options_.master_addr
-                                                   : "";
+  const NodeInfo* info = member == options_.self.node_rank ? &options_.self
+                         : member < static_cast<int>(nodes.size())
+                             ? &nodes[static_cast<std::size_t>(member)]
+                             : nullptr;
+  const bool per_process = options_.self.per_process();
+  f.node_rank = info ? info->node() : per_process ? -1 : member;
+  f.host = info ? info->host : member == 0 ? options_.master_addr : "";
+  if (per_process) f.rank = member;  // that rank's launcher (no pid: not its worker)
   f.exit_code = 1;
   f.status = "its launcher was lost: " + why;
   f.time = utc_timestamp(std::chrono::system_clock::now());
@@ -303,14 +332,19 @@ std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
   return fallback;
 }
 
-void NodeGroup::report(const JobFailure& failure) {
+std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
   JobFailure mine = failure;
-  mine.node_rank = options_.self.node_rank;
+  mine.member = options_.self.node_rank;
+  mine.node_rank = options_.self.node();
   mine.host = options_.self.host;
+  // Per process, a stop or a lost launcher is that rank's.
+  if (options_.self.per_process() && mine.rank < 0) mine.rank = mine.member;
   // First come, first named: a report after another node's changes nothing. The reply holds
   // the job's verdict, whichever it is: this node has read it.
-  (void)control_.compare_set(key("abort"), "", to_json(mine));
-  if (options_.self.node_rank != 0) (void)control_.set(node_key("heard", mine.node_rank), "1");
+  auto stored = control_.compare_set(key("abort"), "", to_json(mine));
+  if (mine.member != 0) (void)control_.set(node_key("heard", mine.member), "1");
+  if (!stored || *stored == kComplete) return std::nullopt;
+  return job_failure_from_json(*stored);
 }
 
 void NodeGroup::local_success() {
@@ -321,68 +355,80 @@ void NodeGroup::local_success() {
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
-std::optional<JobFailure> NodeGroup::watch_heartbeats() {
-  const auto now = Clock::now();
-  if (options_.self.node_rank != 0) {
-    auto beat = control_.add(node_key("beat", options_.self.node_rank), 1);
-    if (!beat) return lost_contact(beat.error().message(), Clock::now() - now);
-    last_contact_ = Clock::now();
-    return std::nullopt;
-  }
-  for (int node = 1; node < options_.self.nnodes; ++node) {
-    auto beat = control_.add(node_key("beat", node), 0);
-    if (!beat) return lost_node(0, beat.error().message());  // our own store: should not happen
-    auto i = static_cast<std::size_t>(node);
-    if (*beat != last_beat_[i]) {
-      last_beat_[i] = *beat;
-      last_beat_change_[i] = now;
-      continue;
-    }
-    if (now - last_beat_change_[i] < options_.node_timeout) continue;
+// Node 0: a follower the store has not heard from for --node-timeout is lost, unless it
+// finished (and may have gone).
+std::optional<JobFailure> NodeGroup::find_silent_node() {
+  if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
+  auto silent = control_.silent(options_.node_timeout);
+  if (!silent) return lost_node(0, silent.error().message());  // our own store: should not be
+  for (const std::string& name : *silent) {
+    const int node = std::atoi(name.c_str());
     auto done = control_.check({node_key("done", node)});
-    if (done && *done) continue;  // finished, and maybe gone: not lost
-    auto silence = std::chrono::duration_cast<milliseconds>(now - last_beat_change_[i]);
-    return stored_failure_or(
-        lost_node(node, "no heartbeat for " + seconds_text(silence) + " (--node-timeout " +
-                            seconds_text(options_.node_timeout) + "): paused, hung or cut off"));
+    if (done && *done) continue;
+    const std::string limit = seconds_text(options_.node_timeout);
+    return stored_failure_or(lost_node(node, "no heartbeat for over " + limit +
+                                                 " (--node-timeout " + limit +
+                                                 "): paused, hung or cut off"));
   }
   return std::nullopt;
 }
 
-std::optional<JobFailure> NodeGroup::hear_abort() {
-  auto heard = watch_->finish_get();
-  if (!heard) return lost_contact("the connection to its store closed", {});
-  if (*heard) {
-    // Node 0 keeps the store up until every node has read this.
-    (void)control_.set(node_key("heard", options_.self.node_rank), "1");
-    auto failure = job_failure_from_json(**heard);
-    return failure ? *failure : lost_node(0, "it sent an unreadable failure report");
+// A follower's heartbeat. It fails once node 0 is gone: its launcher died (the connection
+// closed), or its host did not acknowledge this node's heartbeats for --node-timeout.
+std::optional<JobFailure> NodeGroup::beat() {
+  if (auto sent = control_.heartbeat(); !sent) {
+    return lost_contact("no heartbeat taken for --node-timeout " +
+                        seconds_text(options_.node_timeout) + " (" + sent.error().message() +
+                        "): paused, hung, cut off or gone");
   }
-  // The long get timed out with nothing to say: wait again.
-  if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
-    return lost_node(0, again.error().message());
-  }
+  last_contact_ = Clock::now();
   return std::nullopt;
 }
 
-PeerNews NodeGroup::finishing_news(Clock::time_point now) {
+PeerNews NodeGroup::hear_abort() {
   PeerNews news;
-  if (options_.self.node_rank != 0) {
-    // Done once node 0 says every node is; then a goodbye, so that it can stop the store.
-    auto all_done = control_.check({key("all-done")});
-    if (!all_done) {
-      news.failure = lost_node(0, all_done.error().message());
-    } else if (*all_done) {
-      (void)control_.clear_last_will();  // leaving on purpose
-      (void)control_.set(node_key("goodbye", options_.self.node_rank), "1");
-      news.complete = true;
+  auto heard = watch_->finish_get();
+  if (!heard) {
+    news.failure = lost_contact("the connection to its store closed");
+    return news;
+  }
+  last_contact_ = Clock::now();
+  if (!*heard) {
+    // The long wait ended with nothing to say: wait again.
+    if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
+      news.failure = lost_contact(again.error().message());
     }
     return news;
   }
+  if (**heard == kComplete) {
+    // Node 0 wrote it and waits for the goodbyes (finishing_news).
+    if (options_.self.node_rank == 0) return news;
+    (void)control_.clear_last_will();  // leaving on purpose
+    (void)control_.set(node_key("goodbye", options_.self.node_rank), "1");
+    news.complete = true;
+    return news;
+  }
+  // Node 0 keeps the store up until every node has read this.
+  (void)control_.set(node_key("heard", options_.self.node_rank), "1");
+  auto failure = job_failure_from_json(**heard);
+  news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
+  return news;
+}
+
+// Node 0, its own workers done: once every node's are, the job is complete; the store stays
+// up until each has said goodbye (or a short while).
+PeerNews NodeGroup::finishing_news(Clock::time_point now) {
+  PeerNews news;
   if (!all_done_) {
     auto done = all_exist("done");
     if (!done || !*done) return news;
-    (void)control_.set(key("all-done"), "1");
+    auto verdict = control_.compare_set(key("abort"), "", kComplete);
+    if (verdict && *verdict != kComplete) {
+      // A failure came first after all.
+      auto failure = job_failure_from_json(*verdict);
+      news.failure = failure ? *failure : lost_node(0, "an unreadable failure report");
+      return news;
+    }
     (void)control_.set(node_key("goodbye", 0), "1");  // node 0 waits for no goodbye of its own
     all_done_ = true;
     goodbye_deadline_ = now + kGoodbyeWait;
@@ -392,9 +438,10 @@ PeerNews NodeGroup::finishing_news(Clock::time_point now) {
   return news;
 }
 
-JobFailure NodeGroup::lost_contact(const std::string& why, Clock::duration call_took) {
-  const auto silent = Clock::now() - last_contact_;
-  if (call_took < options_.node_timeout / 2 && silent >= options_.node_timeout) {
+JobFailure NodeGroup::lost_contact(const std::string& why) {
+  // Its last answer came long ago, or this node itself just did not run for that long.
+  const auto silent = std::max<Clock::duration>(Clock::now() - last_contact_, own_pause_);
+  if (silent >= options_.node_timeout) {
     return lost_node(options_.self.node_rank,
                      "this node was silent for " +
                          seconds_text(std::chrono::duration_cast<milliseconds>(silent)) +
@@ -409,7 +456,8 @@ PeerNews NodeGroup::poll(bool readable) {
   const auto polled = Clock::now();
   const auto gap = polled - last_poll_;
   last_poll_ = polled;
-  if (options_.self.node_rank == 0 && gap >= options_.node_timeout) {
+  const bool leader = options_.self.node_rank == 0;
+  if (leader && gap >= options_.node_timeout) {
     // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other
     // nodes have counted it lost meanwhile.
     news.failure = stored_failure_or(
@@ -419,15 +467,18 @@ PeerNews NodeGroup::poll(bool readable) {
                          seconds_text(options_.node_timeout) + ")"));
     return news;
   }
+  // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
+  // counted this node lost meanwhile.
+  if (gap >= beat_interval()) own_pause_ = gap;
   if (readable && watch_) {
-    news.failure = hear_abort();
-    if (news.failure) return news;
+    news = hear_abort();
+    if (news.failure || news.complete) return news;
   }
   const auto now = Clock::now();
   if (now < next_tick_) return news;
-  next_tick_ = now + (finishing_ ? kFinishTick : beat_interval());
-  news.failure = watch_heartbeats();
-  if (news.failure || !finishing_) return news;
+  next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
+  news.failure = leader ? find_silent_node() : beat();
+  if (news.failure || !leader || !finishing_) return news;
   return finishing_news(now);
 }
 

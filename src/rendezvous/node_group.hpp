@@ -58,28 +58,31 @@ class NodeGroup : public PeerLink {
   int fd() const override;
   int next_poll_ms() const override;
   PeerNews poll(bool readable) override;
-  void report(const JobFailure& failure) override;
+  std::optional<JobFailure> report(const JobFailure& failure) override;
   void local_success() override;
-  int node_rank() const override { return options_.self.node_rank; }
+  int member() const override { return options_.self.node_rank; }
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);
   std::string key(const std::string& name) const;  // this round's key
   std::string round_name() const;                  // "round 0 of run X", for errors
+  std::string members_word() const;                // "node rank", or "rank" (per-process)
   std::string node_key(const std::string& name, int node) const;
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node
-  std::optional<JobFailure> watch_heartbeats();
-  std::optional<JobFailure> hear_abort();  // the watch connection has an answer
+  std::optional<JobFailure> find_silent_node();     // node 0
+  std::optional<JobFailure> beat();                 // a follower
+  PeerNews hear_abort();                            // the watch connection has an answer
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
   void wait_for_verdict_readers();
   std::chrono::milliseconds beat_interval() const;
-  // Node 0 cannot be reached: it is lost, or (its connection closed at once after a long
-  // silence of this node's own) this node was paused and the job went on without it.
-  JobFailure lost_contact(const std::string& why, std::chrono::steady_clock::duration call_took);
+  // Node 0 cannot be reached: it is lost, or (this node's own silence reached --node-timeout:
+  // a long wait for an answer, or a pause of its own) this node was, and the job went on
+  // without it.
+  JobFailure lost_contact(const std::string& why);
 
   GroupOptions options_;
   std::unique_ptr<StoreHost> host_;   // node 0 only
@@ -93,10 +96,11 @@ class NodeGroup : public PeerLink {
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_tick_;
   Clock::time_point goodbye_deadline_;
-  std::vector<std::int64_t> last_beat_;  // node 0: each node's heartbeat counter
-  std::vector<Clock::time_point> last_beat_change_;
-  Clock::time_point last_poll_;     // when poll() ran last: a long gap on node 0 is its own pause
-  Clock::time_point last_contact_;  // a follower: node 0's last answer
+  Clock::time_point agreed_at_;     // this round's start: silence counts from here
+  Clock::time_point last_poll_;     // when poll() ran last: a long gap is this node's own pause
+  Clock::time_point last_resumed_;  // after a long gap between polls: this node was paused
+  Clock::duration own_pause_{};     // that gap
+  Clock::time_point last_contact_;  // a follower: node 0's last answer, or heartbeat taken
 };
 
 }  // namespace aml

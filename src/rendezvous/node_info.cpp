@@ -8,6 +8,10 @@
 namespace aml {
 
 std::string NodeInfo::describe() const {
+  if (per_process()) {
+    return "rank " + std::to_string(node_rank) + " (node " + std::to_string(on_node) + ", " + host +
+           ")";
+  }
   return "node " + std::to_string(node_rank) + " (" + host + ")";
 }
 
@@ -23,6 +27,7 @@ std::string to_json(const NodeInfo& info) {
   j["version"] = info.version;
   j["max_restarts"] = info.max_restarts;
   j["tf_ports"] = info.tf_ports;
+  j["on_node"] = info.on_node;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -41,6 +46,7 @@ std::optional<NodeInfo> node_info_from_json(const std::string& text) {
     info.version = j.at("version").get<std::string>();
     info.max_restarts = j.at("max_restarts").get<int>();
     info.tf_ports = j.at("tf_ports").get<std::vector<int>>();
+    info.on_node = j.value("on_node", -1);
     return info;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

@@ -8,19 +8,24 @@
 
 namespace aml {
 
+// One member of the job's group: a node's launcher in a per-node launch, a rank's in a
+// per-process one (node_rank is then that rank, and on_node the node it runs on).
 struct NodeInfo {
-  int node_rank = 0;
-  std::string host;  // its host name, for people
-  std::string addr;  // its address as the other nodes reach it
-  long pid = 0;      // its launcher's: two launchers claiming one node rank differ at least here
+  int node_rank = 0;  // its index in the group
+  std::string host;   // its host name, for people
+  std::string addr;   // its address as the other nodes reach it
+  long pid = 0;       // its launcher's: two launchers claiming one node rank differ at least here
   int nnodes = 1;
   int nproc_per_node = 1;
   std::string run_id;
   std::string version;  // the launcher's
   int max_restarts = 0;
   std::vector<int> tf_ports;  // --framework tensorflow: one free port per local worker
+  int on_node = -1;           // a per-process launch: the node it runs on; -1: node_rank
 
-  std::string describe() const;  // "node 2 (host c)"
+  bool per_process() const { return on_node >= 0; }
+  int node() const { return per_process() ? on_node : node_rank; }
+  std::string describe() const;  // "node 2 (host c)", "rank 5 (node 1, host c)"
 };
 
 std::string to_json(const NodeInfo& info);

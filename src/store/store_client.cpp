@@ -241,6 +241,25 @@ Result<bool> StoreClient::wait(const std::vector<std::string>& keys,
   return static_cast<Status>((*reply)[0]) == Status::ok;
 }
 
+Result<std::vector<std::optional<std::string>>> StoreClient::get_all(
+    const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
+  FrameWriter w = request(Opcode::get_all);
+  auto reply = call(keys_field(w, keys).u32(clamp_ms(timeout)).finish(), timeout);
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  auto count = in.u32();
+  if (!count || *count != keys.size()) return store_error(where_, "a value for every key");
+  std::vector<std::optional<std::string>> values;
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    auto present = in.u8();
+    auto value = in.str(kMaxReply);
+    if (!present || !value) return store_error(where_, "a value for every key");
+    values.push_back(*present ? std::optional<std::string>(*value) : std::nullopt);
+  }
+  return values;
+}
+
 Result<bool> StoreClient::erase(std::string_view key) {
   auto reply = call(request(Opcode::erase).str(key).finish());
   if (!reply) return reply.error();
@@ -272,7 +291,35 @@ Result<bool> StoreClient::clear_last_will() {
   return true;
 }
 
-void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) { reply_timeout_ = timeout; }
+Result<bool> StoreClient::identify(std::string_view name) {
+  auto reply = call(request(Opcode::identify).str(name).finish());
+  if (!reply) return reply.error();
+  return true;
+}
+
+Result<std::vector<std::string>> StoreClient::silent(std::chrono::milliseconds at_least) {
+  auto reply = call(request(Opcode::silent).u32(clamp_ms(at_least)).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  auto count = in.u32();
+  if (!count) return store_error(where_, "a list of names");
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < *count; ++i) {
+    auto name = in.str(kMaxReply);
+    if (!name) return store_error(where_, "a list of names");
+    names.emplace_back(*name);
+  }
+  return names;
+}
+
+Result<bool> StoreClient::heartbeat() { return send_request(request(Opcode::heartbeat).finish()); }
+
+void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) {
+  reply_timeout_ = timeout;
+  unsigned int ms = clamp_ms(timeout);
+  if (fd_ >= 0) setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+}
 
 std::string StoreClient::local_address() const {
   sockaddr_storage addr{};

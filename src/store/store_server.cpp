@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -47,7 +48,8 @@ struct StoreServer::Connection {
   // Its entry in the deadline queue, when the wait has a timeout.
   std::optional<std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>>::iterator>
       deadline;
-  Clock::time_point last_progress;
+  Clock::time_point last_progress;  // its last bytes in: what silent() measures
+  std::string watched_as;           // identify: the name silent() gives for it
   // Set (if absent) when the connection closes: key, value.
   std::optional<std::pair<std::string, std::string>> last_will;
 
@@ -123,9 +125,18 @@ int StoreServer::next_timeout_ms(int requested) const {
   return requested < 0 ? timeout : std::min(timeout, requested);
 }
 
+// The loop slept this much longer than it asked to: its process was paused or starved, and
+// the clients' silence meanwhile is not theirs.
+constexpr std::chrono::milliseconds kLoopStall{1000};
+
 void StoreServer::poll_once(int timeout_ms) {
   epoll_event events[256];
-  int n = epoll_wait(epoll_.get(), events, 256, next_timeout_ms(timeout_ms));
+  const int timeout = next_timeout_ms(timeout_ms);
+  const auto asleep = Clock::now();
+  int n = epoll_wait(epoll_.get(), events, 256, timeout);
+  if (Clock::now() - asleep > std::chrono::milliseconds(timeout) + kLoopStall) {
+    resumed_ = Clock::now();
+  }
   for (int i = 0; i < n; ++i) {
     std::uint64_t id = events[i].data.u64;
     if (id == kListenerKey) {
@@ -249,6 +260,11 @@ void StoreServer::handle(Connection& c, const Request& r) {
       }
       if (r.timeout_ms == 0) return reply(c, status_frame(Status::timeout));
       return start_wait(c, r);
+    case Opcode::get_all:
+      if (all_present(r.keys) || r.timeout_ms == 0) {
+        return reply(c, values_frame(all_present(r.keys) ? Status::ok : Status::timeout, r.keys));
+      }
+      return start_wait(c, r);
     case Opcode::add: {
       if (would_exceed(*key))
         return reply_error(c, "the store holds its maximum number of keys", false);
@@ -292,7 +308,41 @@ void StoreServer::handle(Connection& c, const Request& r) {
     case Opcode::clear_last_will:
       c.last_will.reset();
       return reply(c, status_frame(Status::ok));
+    case Opcode::identify:
+      c.watched_as = *key;
+      return reply(c, status_frame(Status::ok));
+    case Opcode::silent:
+      return reply(c, silent_frame(std::chrono::milliseconds(r.timeout_ms)));
+    case Opcode::heartbeat:
+      return;  // its arrival was the point (last_progress)
   }
+}
+
+std::string StoreServer::values_frame(Status status, const std::vector<std::string>& keys) const {
+  FrameWriter w;
+  w.u8(static_cast<std::uint8_t>(status)).u32(static_cast<std::uint32_t>(keys.size()));
+  for (const std::string& k : keys) {
+    auto found = data_.find(k);
+    w.u8(found != data_.end());
+    w.str(found != data_.end() ? std::string_view(found->second) : std::string_view());
+  }
+  return w.finish();
+}
+
+std::string StoreServer::silent_frame(std::chrono::milliseconds at_least) const {
+  // Bounded like a wait's keys: enough to name the first lost ones.
+  const auto now = Clock::now();
+  std::vector<const std::string*> names;
+  for (const auto& [id, c] : connections_) {
+    if (c->watched_as.empty()) continue;
+    if (now - std::max(c->last_progress, resumed_) < at_least) continue;
+    names.push_back(&c->watched_as);
+    if (names.size() == options_.limits.max_wait_keys) break;
+  }
+  FrameWriter w;
+  w.u8(static_cast<std::uint8_t>(Status::ok)).u32(static_cast<std::uint32_t>(names.size()));
+  for (const std::string* name : names) w.str(*name);
+  return w.finish();
 }
 
 bool StoreServer::all_present(const std::vector<std::string>& keys) const {
@@ -308,7 +358,7 @@ void StoreServer::start_wait(Connection& c, const Request& r) {
   c.wait_op = r.op;
   c.wait_keys = r.keys;
   for (const std::string& k : r.keys) {
-    if (!data_.count(k)) waiters_[k].emplace_back(c.id, c.wait_seq);
+    if (!data_.count(k)) waiters_[k][c.id] = c.wait_seq;
   }
   if (r.timeout_ms != kForever) {
     c.deadline = deadlines_.emplace(Clock::now() + std::chrono::milliseconds(r.timeout_ms),
@@ -322,9 +372,8 @@ void StoreServer::forget_wait(Connection& c) {
   for (const std::string& k : c.wait_keys) {
     auto it = waiters_.find(k);
     if (it == waiters_.end()) continue;
-    std::erase_if(it->second, [&c](const auto& entry) {
-      return entry.first == c.id && entry.second == c.wait_seq;
-    });
+    auto entry = it->second.find(c.id);
+    if (entry != it->second.end() && entry->second == c.wait_seq) it->second.erase(entry);
     if (it->second.empty()) waiters_.erase(it);
   }
   if (c.deadline) deadlines_.erase(*c.deadline);
@@ -334,12 +383,18 @@ void StoreServer::forget_wait(Connection& c) {
 void StoreServer::finish_wait(Connection& c, Status status) {
   forget_wait(c);
   c.waiting = false;
-  FrameWriter w;
-  w.u8(static_cast<std::uint8_t>(status));
-  if (status == Status::ok && c.wait_op == Opcode::get) w.str(data_[c.wait_keys.front()]);
+  std::string frame;
+  if (c.wait_op == Opcode::get_all) {
+    frame = values_frame(status, c.wait_keys);
+  } else {
+    FrameWriter w;
+    w.u8(static_cast<std::uint8_t>(status));
+    if (status == Status::ok && c.wait_op == Opcode::get) w.str(data_[c.wait_keys.front()]);
+    frame = w.finish();
+  }
   c.wait_keys.clear();
   const std::uint64_t id = c.id;
-  reply(c, w.finish());
+  reply(c, std::move(frame));
   if (connections_.count(id)) process_frames(c);
 }
 

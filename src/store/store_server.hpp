@@ -68,6 +68,8 @@ class StoreServer {
   void wake_waiters(const std::string& key);
   void expire_deadlines();
   void drop_stalled();
+  std::string values_frame(Status status, const std::vector<std::string>& keys) const;
+  std::string silent_frame(std::chrono::milliseconds at_least) const;
   void reply(Connection& c, std::string frame);
   void reply_error(Connection& c, std::string_view message, bool then_close);
   void close(std::uint64_t id);
@@ -81,12 +83,15 @@ class StoreServer {
   ServerOptions options_;
   std::unordered_map<std::string, std::string> data_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
-  // key -> connections waiting for it (with the sequence number of that wait, so that a
-  // finished wait's stale entries are recognised).
-  std::unordered_map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> waiters_;
+  // key -> connections waiting for it, each with the sequence number of that wait (so that a
+  // finished wait's stale entry is recognised). By connection, so that ending one wait costs
+  // the same whether 10 or 4,096 clients wait on that key (every node watches the abort key,
+  // and renews that wait every few seconds).
+  std::unordered_map<std::string, std::unordered_map<std::uint64_t, std::uint64_t>> waiters_;
   std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>> deadlines_;
   std::uint64_t next_id_ = 1;
   Clock::time_point next_stall_check_;
+  Clock::time_point resumed_{};  // the loop's last return from a stall of its own
 };
 
 }  // namespace aml::store

@@ -102,7 +102,7 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
   FieldReader in(body);
   Request r;
   auto op = in.u8();
-  if (!op || *op < 1 || *op > 10) {
+  if (!op || *op < 1 || *op > kLastOpcode) {
     why = "unknown opcode";
     return std::nullopt;
   }
@@ -161,7 +161,8 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
     case Opcode::check:
       ok = keys();
       break;
-    case Opcode::wait: {
+    case Opcode::wait:
+    case Opcode::get_all: {
       ok = keys();
       auto t = in.u32();
       ok = ok && t;
@@ -178,8 +179,18 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
       ok = key() && value(r.value);
       break;
     case Opcode::clear_last_will:
+    case Opcode::heartbeat:
       ok = true;
       break;
+    case Opcode::identify:
+      ok = key();
+      break;
+    case Opcode::silent: {
+      auto t = in.u32();
+      ok = t.has_value();
+      if (ok) r.timeout_ms = *t;
+      break;
+    }
   }
   if (!ok || !in.at_end()) {
     why = "malformed request or over a size limit";

@@ -30,7 +30,21 @@ enum class Opcode : std::uint8_t {
   // to the others at once. One a connection; a later one replaces it.
   last_will = 9,
   clear_last_will = 10,  // the connection is closing on purpose
+  // key (a name): the store watches this connection's silence under that name (see silent).
+  identify = 11,
+  // u32 min_ms -> u32 count, names: the identified connections that sent nothing for min_ms
+  // (counted from the server's own resumption where its loop was stalled itself). How the
+  // store's host learns of a paused, hung or cut-off client without asking each one.
+  silent = 12,
+  // u32 count, keys, u32 timeout_ms -> u32 count, (u8 present, string value) a key: waits
+  // until every key exists or the timeout passes, then gives what there is. One round trip
+  // for what would be a get per key.
+  get_all = 13,
+  // No fields and no reply: the client is alive (what silent measures), at the cost of one
+  // read on the server.
+  heartbeat = 14,
 };
+inline constexpr std::uint8_t kLastOpcode = 14;
 
 enum class Status : std::uint8_t { ok = 0, timeout = 1, error = 2 };
 
@@ -97,11 +111,11 @@ class FrameDecoder {
 // A decoded request, checked against the limits.
 struct Request {
   Opcode op{};
-  std::vector<std::string> keys;  // one key, or several for check / wait
+  std::vector<std::string> keys;  // one key, or several for check / wait / get_all
   std::string value;              // set: value; compare_set: expected
   std::string desired;            // compare_set
   std::int64_t delta = 0;         // add
-  std::uint32_t timeout_ms = 0;   // get / wait
+  std::uint32_t timeout_ms = 0;   // get / wait / get_all; silent: min_ms
   // hello
   std::uint32_t magic = 0;
   std::uint16_t version = 0;

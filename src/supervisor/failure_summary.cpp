@@ -47,8 +47,14 @@ std::string workers_text(const JobStop& stop) {
   return text;
 }
 
+// "rank 1 (node 0, host a)" for a per-process launcher, else "node 0 (host a)".
+std::string launcher_text(int rank, int node_rank, const std::string& host) {
+  if (rank < 0) return node_text(node_rank, host);
+  return "rank " + std::to_string(rank) + " (node " + std::to_string(node_rank) + ", " + host + ")";
+}
+
 std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
-  std::string text = "aml-launch: " + node_text(node.node_rank, node.host) + ": ";
+  std::string text = "aml-launch: " + launcher_text(node.rank, node.node_rank, node.host) + ": ";
   if (stop.guardian_killed) {
     return text + "its launcher was killed (SIGKILL) at " + stop.time +
            ": its workers and everything they started were killed at once\n";
@@ -61,8 +67,9 @@ std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
     }
   } else {
     text += "the job was stopped by " + signal_name(stop.signal) + " sent to " +
-            node_text(stop.node_rank, stop.host) + "'s launcher";
-    if (stop.also_here) text += " (this node's got one too)";
+            launcher_text(stop.rank, stop.node_rank, stop.host) + "'s launcher";
+    if (stop.also_here)
+      text += node.rank >= 0 ? " (this rank's got one too)" : " (this node's got one too)";
   }
   return text + " at " + stop.time + ": " + workers_text(stop) + "\n";
 }
@@ -70,14 +77,29 @@ std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
 std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
   if (outcome.remote_failure) {
     const JobFailure& f = *outcome.remote_failure;
-    const bool this_node = f.node_rank == node.node_rank;
-    std::string text =
-        "aml-launch: node " + std::to_string(node.node_rank) + " stopped its workers: " +
-        (this_node ? "the job lost this node: " : "the job failed on another node: ") +
-        f.describe() + "\n";
+    std::string text;
+    if (node.rank >= 0) {
+      const bool this_rank = f.member_or_node() == node.rank && f.pid == 0;
+      text = "aml-launch: rank " + std::to_string(node.rank) + " (node " +
+             std::to_string(node.node_rank) + ") stopped its worker: " +
+             (this_rank ? "the job lost this rank's launcher: " : "the job failed elsewhere: ") +
+             f.describe() + "\n";
+    } else {
+      const bool this_node = f.node_rank == node.node_rank;
+      text = "aml-launch: node " + std::to_string(node.node_rank) + " stopped its workers: " +
+             (this_node ? "the job lost this node: " : "the job failed on another node: ") +
+             f.describe() + "\n";
+    }
     if (outcome.restarts > 0)
       text += "aml-launch: after " + std::to_string(outcome.restarts) + " restart(s)\n";
     if (f.rank >= 0) text += tail_text(f.stderr_tail);
+    if (outcome.first_failure) {
+      // Failed here too, a moment after: the job's verdict is the other one, on every node.
+      const WorkerExit& own = *outcome.first_failure;
+      text += "aml-launch: rank " + std::to_string(own.rank) +
+              " on this node failed too, after it, at " + utc_timestamp(own.when) + ": " +
+              describe_wait_status(own.wait_status) + "\n";
+    }
     return text;
   }
   if (!outcome.first_failure) return {};
@@ -134,6 +156,11 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
     // Another node's failure, as it reported it.
     j["first_failure"] = nlohmann::ordered_json::parse(to_json(*outcome.remote_failure));
     j["first_failure"]["on_another_node"] = true;
+    if (outcome.first_failure) {
+      nlohmann::ordered_json own = exit_json(*outcome.first_failure);
+      own["stderr_tail"] = outcome.first_failure->stderr_tail;
+      j["failed_here_after"] = own;
+    }
   } else if (outcome.first_failure) {
     nlohmann::ordered_json f = exit_json(*outcome.first_failure);
     f["node_rank"] = node.node_rank;
@@ -153,6 +180,8 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
                 : stop.from_here()   ? "outside"
                                      : "another node";
     s["node_rank"] = stop.from_here() ? node.node_rank : stop.node_rank;
+    const int stop_rank = stop.from_here() ? node.rank : stop.rank;
+    s["rank"] = stop_rank >= 0 ? nlohmann::ordered_json(stop_rank) : nullptr;  // per process
     s["host"] = stop.from_here() ? node.host : stop.host;
     s["sender_pid"] = stop.sender_pid > 0 ? nlohmann::ordered_json(stop.sender_pid) : nullptr;
     s["sender"] = stop.sender.empty() ? nullptr : nlohmann::ordered_json(stop.sender);

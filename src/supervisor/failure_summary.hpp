@@ -11,6 +11,7 @@ namespace aml {
 struct NodeIdentity {
   int node_rank = 0;
   std::string host;
+  int rank = -1;  // a per-process launch: this launcher's one rank (its member of the group)
 };
 
 // Lines for stderr; "" when the run succeeded.

@@ -10,7 +10,10 @@ namespace aml {
 
 std::string JobFailure::describe() const {
   std::string where = "node " + std::to_string(node_rank) + (host.empty() ? "" : " (" + host + ")");
-  if (rank < 0) return where + ": " + status + (time.empty() ? "" : " at " + time);
+  const std::string when = time.empty() ? "" : " at " + time;
+  if (rank < 0) return where + ": " + status + when;
+  // A per-process launch: the launcher of that one rank.
+  if (pid == 0) return "rank " + std::to_string(rank) + " on " + where + ": " + status + when;
   return "rank " + std::to_string(rank) + " (local rank " + std::to_string(local_rank) + ") on " +
          where + ", pid " + std::to_string(pid) + ", failed first at " + time + ": " + status;
 }
@@ -32,6 +35,7 @@ JobFailure job_failure_of(const WorkerExit& exit, int node_rank, const std::stri
 std::string to_json(const JobFailure& f) {
   nlohmann::ordered_json j;
   j["node_rank"] = f.node_rank;
+  j["member"] = f.member;
   j["host"] = f.host;
   j["rank"] = f.rank;
   j["local_rank"] = f.local_rank;
@@ -50,6 +54,7 @@ std::optional<JobFailure> job_failure_from_json(const std::string& text) {
   try {
     JobFailure f;
     f.node_rank = j.at("node_rank").get<int>();
+    f.member = j.value("member", -1);
     f.host = j.at("host").get<std::string>();
     f.rank = j.at("rank").get<int>();
     f.local_rank = j.at("local_rank").get<int>();

@@ -13,6 +13,9 @@ struct WorkerExit;
 
 struct JobFailure {
   int node_rank = -1;
+  // Which member of the job's group reported it (or was lost): the node rank in a per-node
+  // launch, the rank in a per-process one (-1: node_rank).
+  int member = -1;
   std::string host;
   int rank = -1;  // -1: not a worker's failure (a lost node, a stopped launcher)
   int local_rank = -1;
@@ -26,6 +29,7 @@ struct JobFailure {
   // One line for people: "rank 5 (local rank 1) on node 2 (host c), pid 77, failed first at
   // ...: exit code 7".
   std::string describe() const;
+  int member_or_node() const { return member >= 0 ? member : node_rank; }
 };
 
 // A worker's exit on this node as the job hears of it.

@@ -11,6 +11,7 @@ struct JobStop {
   // The node whose launcher got the signal; -1: this launcher itself.
   int node_rank = -1;
   std::string host;
+  int rank = -1;        // a per-process launch: the rank whose launcher got it
   long sender_pid = 0;  // as the kernel told it; 0 where unknown (another node's, the kernel)
   std::string sender;   // its name, where it could be read
   std::string time;     // UTC, when it came

@@ -23,13 +23,15 @@ class PeerLink {
   // What the other nodes have to say; `readable`: fd() was ready.
   virtual PeerNews poll(bool readable) = 0;
   // This node's own failure: the other nodes stop too (the first one reported in the job
-  // is the one everybody names). The link fills in node_rank and host.
-  virtual void report(const JobFailure& failure) = 0;
+  // is the one everybody names). The link fills in node_rank and host. Gives that first one,
+  // which may be another node's that came a moment before (nullopt: not known).
+  virtual std::optional<JobFailure> report(const JobFailure& failure) = 0;
   // Every worker of this node exited 0: the round is over for the job once every node says
   // so (poll() then says complete), and the job fails if another node fails meanwhile.
   virtual void local_success() = 0;
-  // This node's rank: a report heard back from the store may be this node's own.
-  virtual int node_rank() const = 0;
+  // This launcher's index in the job's group (its node rank; in a per-process launch, its
+  // rank): a report heard back from the store may be its own.
+  virtual int member() const = 0;
 };
 
 }  // namespace aml

@@ -411,8 +411,8 @@ class Round {
     const JobFailure& heard = *news.failure;
     // The first report in the job is the one every node names; it may be this node's own
     // failure or stop, heard back.
-    const bool own = heard.node_rank == options_.peers->node_rank();
-    if (own && (heard.stop_signal != 0 || heard.rank >= 0)) return;
+    const bool own = heard.member_or_node() == options_.peers->member();
+    if (own && (heard.stop_signal != 0 || heard.pid != 0)) return;
     if (heard.stop_signal != 0) {
       hear_stop(heard);
       return;
@@ -430,6 +430,7 @@ class Round {
       // Stopped here too, but that node's signal came first: it is the one named.
       outcome_.stopped->node_rank = heard.node_rank;
       outcome_.stopped->host = heard.host;
+      outcome_.stopped->rank = heard.rank;
       outcome_.stopped->time = heard.time;
       outcome_.stopped->also_here = true;
       return;
@@ -439,14 +440,23 @@ class Round {
     stop.signal = heard.stop_signal;
     stop.node_rank = heard.node_rank;
     stop.host = heard.host;
+    stop.rank = heard.rank;
     stop.time = heard.time;
     start_stop(std::move(stop));
   }
 
-  // This node failed first (as far as it knows): the other nodes must stop too.
+  // This node failed first (as far as it knows): the other nodes must stop too. Where another
+  // node's failure was reported a moment before, that one is the job's (one verdict): this
+  // node exits with its status and names it, its own failure coming second.
   void tell_peers(JobFailure failure) {
     if (options_.peers == nullptr || peers_stopped_) return;
-    options_.peers->report(failure);
+    auto first = options_.peers->report(failure);
+    if (!first || first->member_or_node() == options_.peers->member() || first->stop_signal != 0) {
+      return;
+    }
+    if (failure.stop_signal != 0 || outcome_.remote_failure || outcome_.start_error) return;
+    outcome_.remote_failure = *first;
+    outcome_.exit_code = first->exit_code;
   }
 
   void take_signals() {

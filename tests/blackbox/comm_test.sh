@@ -117,9 +117,10 @@ else
     'grep -q "no usable GPU / driver: cudaGetDeviceCount" <<<"$1" && grep -q "the unique id had arrived through the store" <<<"$1"' _ "$out" || echo "$out"
   if command -v mpirun >/dev/null; then
     # mpirun must not abort the other rank when the first fails: it would race that rank's own
-    # error (and mpirun's status then says nothing; each launcher's summary does).
+    # error (and mpirun's status then says nothing; each launcher's summary does). The ranks'
+    # launchers alone (--no-group): with no launcher store, the id crosses by MPI_Bcast.
     out=$(clean_mpi AML_COMM_TIMEOUT=20 mpirun --oversubscribe --mca orte_abort_on_non_zero_status 0 -np 2 \
-      "$BIN" -- "$ALLREDUCE" --backend nccl 2>&1)
+      "$BIN" --no-group -- "$ALLREDUCE" --backend nccl 2>&1)
     check "nccl under mpirun without a GPU: the id came by MPI_Bcast, then 'no usable GPU' on both ranks, each failing" bash -c \
       'for r in 0 1; do grep -q "rank $r: nccl=rank $r of 2: .*no usable GPU / driver.*arrived through MPI_Bcast" <<<"$1" &&
          grep -q "aml-launch: rank $r (local rank $r) .*failed first.*: exit code 1" <<<"$1" || exit 1; done' \

@@ -169,11 +169,12 @@ check "failure during the stop: the summary file names rank 1, and the stop by I
 assert s["exit_code"] == 3 and s["first_failure"]["rank"] == 1, s
 assert s["stopped"]["signal"] == 2 and s["stopped"]["ended_on_their_own"] == 2, s'
 
-# --- Per process (one launcher per rank, as srun and mpirun start them): TERM to a rank's
-# launcher is a stop of that rank, with no "failed first" and no "its stderr was empty".
+# --- Per process (one launcher per rank, as srun and mpirun start them), alone (--no-group:
+# rank 0's launcher is not there): TERM to a rank's launcher is a stop of that rank, with no
+# "failed first" and no "its stderr was empty".
 rm -f "$WORK"/up.*
 env -i PATH=/usr/bin:/bin W="$WORK" OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=1 \
-  OMPI_COMM_WORLD_LOCAL_SIZE=2 "$BIN" --summary-file "$WORK/task.{rank}.json" -- sh -c 'touch "$W/up.$RANK"; exec sleep 60' \
+  OMPI_COMM_WORLD_LOCAL_SIZE=2 "$BIN" --no-group --summary-file "$WORK/task.{rank}.json" -- sh -c 'touch "$W/up.$RANK"; exec sleep 60' \
   >/dev/null 2>"$WORK/task.err" &
 launcher=$!
 until_files "$WORK/up.1"

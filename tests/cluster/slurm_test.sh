@@ -103,13 +103,36 @@ check "srun -n 2: rank 0 and 1 of 2 ($(tr '\n' ' ' <<<"$out"))" bash -c \
 check "srun -n 2: one --summary-file a task (ranks.0.json, ranks.1.json)" \
   bash -c "[ -f '$W/ranks.0.json' ] && [ -f '$W/ranks.1.json' ]"
 
+# --- One task fails, srun without -K: the tasks' launchers are one group (rank 0's serves the
+# store), so the others stop within about a second, and srun returns the failing task's 9
+# instead of waiting on its own timer.
+rm -f "$W"/up.*
+t0=$(date +%s%N)
+env W="$W" MARK="aml-slurm-$$-fail" srun -N1 -n4 --overcommit -J aml-fail \
+  "$BIN" --summary-file "$W/fail.{rank}.json" -- sh -c 'touch "$W/up.$RANK"
+while [ "$(ls "$W"/up.* | wc -l)" -lt 4 ]; do sleep 0.02; done
+if [ "$RANK" = 1 ]; then echo "task one gives up" >&2; exit 9; fi
+exec sleep 120' >"$W/fail.out" 2>"$W/fail.err"
+status=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "srun -n 4, task 1 exits 9: srun returns 9 ($status) after ${ms} ms (all started, under 5 s)" \
+  bash -c "[ $status = 9 ] && [ $ms -lt 5000 ]" || cat "$W/fail.err"
+check "srun -n 4, task 1 exits 9: every task's summary file says 9 and names rank 1" python3 -c '
+import json, sys
+for rank in range(4):
+    s = json.load(open(f"{sys.argv[1]}/fail.{rank}.json"))
+    assert s["exit_code"] == 9 and s["first_failure"]["rank"] == 1, s
+    assert s["first_failure"]["stderr_tail"] == ["task one gives up"], s' "$W"
+check "srun -n 4, task 1 exits 9: nothing is left" [ "$(left fail)" = 0 ]
+
 # --- scancel: a stop of every task, not a failure.
 job stop 'touch "$W/up.$RANK"; exec sleep 300'
 until_up
 cancel stop
 wait $job
+# Each got Slurm's TERM; the one whose news came second names the first (one verdict).
 check "scancel: each task's launcher reports a stop by SIGTERM, none a failure" bash -c \
-  "[ \$(grep -c 'stopped by SIGTERM from outside' '$W/stop.err') = 2 ] && ! grep -q 'failed first\|stderr was empty' '$W/stop.err'" ||
+  "[ \$(grep -c 'stopped by SIGTERM from outside\|stopped by SIGTERM sent to rank .*(this rank.s got one too)' '$W/stop.err') = 2 ] && ! grep -q 'failed first\|stderr was empty' '$W/stop.err'" ||
   cat "$W/stop.err"
 check "scancel: each task's summary file says stopped by SIGTERM, exit 143" python3 -c '
 import json, sys

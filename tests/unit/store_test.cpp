@@ -160,6 +160,47 @@ TEST_F(StoreTest, WaitOnSeveralKeysAndTimeouts) {
   t.join();
 }
 
+TEST_F(StoreTest, GetAllWaitsForEveryKeyInOneCall) {
+  StoreClient c = client();
+  ASSERT_TRUE(c.set("node/0", "zero").ok());
+  auto partial = c.get_all({"node/0", "node/1"}, 100ms);  // timed out: what there is
+  ASSERT_TRUE(partial.ok()) << partial.error().message();
+  ASSERT_EQ(partial->size(), 2u);
+  EXPECT_EQ((*partial)[0], "zero");
+  EXPECT_FALSE((*partial)[1].has_value());
+  StoreClient other = client();
+  std::thread t([&] {
+    std::this_thread::sleep_for(100ms);
+    (void)other.set("node/1", "one");
+  });
+  auto all = c.get_all({"node/0", "node/1"}, 5s);
+  t.join();
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ((*all)[0], "zero");
+  EXPECT_EQ((*all)[1], "one");
+  EXPECT_EQ(server_->pending_wait_entries(), 0u);
+}
+
+TEST_F(StoreTest, SilentNamesTheIdentifiedConnectionsThatSentNothing) {
+  StoreClient observer = client();
+  StoreClient beating = client();
+  StoreClient quiet = client();
+  StoreClient anonymous = client();  // not identified: never named
+  ASSERT_TRUE(beating.identify("1").ok());
+  ASSERT_TRUE(quiet.identify("2").ok());
+  EXPECT_TRUE(observer.silent(200ms)->empty());  // everybody spoke just now
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(beating.check({"x"}).ok());  // any request counts
+  }
+  auto silent = observer.silent(200ms);
+  ASSERT_TRUE(silent.ok()) << silent.error().message();
+  EXPECT_EQ(*silent, std::vector<std::string>{"2"});
+  { StoreClient gone = std::move(quiet); }  // closed: no longer silent, gone (its will says so)
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(observer.silent(200ms)->empty());
+}
+
 TEST_F(StoreTest, WrongTokenIsRefused) {
   auto c = StoreClient::connect("127.0.0.1", server_->port(), "not-the-token", 1s);
   ASSERT_FALSE(c.ok());

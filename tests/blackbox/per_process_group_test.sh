@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Per-process launches form one group (DESIGN §5): where the scheduler starts one aml-launch
+# per rank (torch env:// variables here, as Azure ML per-process and any env:// launcher set
+# them), rank 0's launcher serves the store on MASTER_PORT, the workers get a port of their
+# own, and the first failure stops every rank within 1 s, every launcher exiting with its
+# status. --no-group keeps each rank alone.
+# usage: per_process_group_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
+NET="pp$$"
+trap 'kill -KILL $(pgrep -f "aml-ppgroup-$$") 2>/dev/null; bash "$CLUSTER" down "$NET" 2; rm -rf "$WORK"' EXIT
+py=/usr/bin/python3
+port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# ranks NAME WORKER [FLAGS...]: 4 launchers, one per rank, as a per-process scheduler starts
+# them; $pids[r] each rank's launcher. The worker sees $W and writes $W/up.$RANK when it runs.
+ranks() {
+  local name=$1 worker=$2
+  shift 2
+  P=$(port)
+  rm -f "$WORK"/up.* "$WORK"/port.*
+  for r in 0 1 2 3; do
+    env -i PATH=/usr/bin:/bin W="$WORK" MARK="aml-ppgroup-$$-$name-$r" MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT="$P" WORLD_SIZE=4 RANK=$r LOCAL_RANK=$r LOCAL_WORLD_SIZE=4 \
+      "$BIN" --rdzv-timeout 20 "$@" -- sh -c "$worker" >"$WORK/$name.$r.out" 2>"$WORK/$name.$r.err" &
+    pids[r]=$!
+  done
+  for _ in $(seq 200); do
+    [ "$(ls "$WORK"/up.* 2>/dev/null | wc -l)" = 4 ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# wait_all: $s0..$s3 the statuses, $ms0..$ms3 when each ended (ms since $t0).
+wait_all() {
+  for r in 0 1 2 3; do
+    wait ${pids[r]}
+    eval "s$r=$?"
+    eval "ms$r=$((($(date +%s%N) - t0) / 1000000))"
+  done
+}
+up='echo "$MASTER_PORT $AML_LAUNCH_STORE" > "$W/port.$RANK"; touch "$W/up.$RANK"'
+all_up='while [ "$(ls "$W"/up.* | wc -l)" -lt 4 ]; do sleep 0.02; done'
+
+# --- Rank 1 fails with 9: every rank stops within 1 s, every launcher exits 9 naming rank 1.
+ranks fail "$up; if [ \$RANK = 1 ]; then $all_up; echo 'rank one gives up' >&2; exit 9; fi; exec sleep 60" ||
+  check "the four ranks' workers started" false
+t0=$(date +%s%N)
+wait_all
+check "rank 1 exits 9: every launcher exits 9 ($s0 $s1 $s2 $s3)" [ "$s0 $s1 $s2 $s3" = "9 9 9 9" ]
+check "rank 1 exits 9: all stopped within 1 s ($ms0 $ms1 $ms2 $ms3 ms)" \
+  bash -c "[ $ms0 -lt 1000 ] && [ $ms2 -lt 1000 ] && [ $ms3 -lt 1000 ]"
+named=0
+for r in 0 2 3; do
+  grep -q "rank $r (node 0) stopped its worker: the job failed elsewhere: rank 1 (local rank 1) on node 0" \
+    "$WORK/fail.$r.err" && grep -q 'rank one gives up' "$WORK/fail.$r.err" && named=$((named + 1))
+done
+check "every other launcher names rank 1 and its stderr ($named of 3)" [ $named = 3 ] ||
+  cat "$WORK"/fail.*.err
+read -r port0 store0 <"$WORK/port.0"
+check "the workers got one MASTER_PORT of their own ($port0), not the store's ($P)" bash -c \
+  "[ '$port0' != '$P' ] && [ \$(cat '$WORK'/port.* | sort -u | wc -l) = 1 ]"
+check "the workers are told where the store is ($store0)" [ "$store0" = "127.0.0.1:$P" ]
+check "rank 0 alone says that the ranks met" bash -c \
+  "grep -q 'the launchers of all 4 ranks joined' '$WORK/fail.0.err' && ! grep -q joined '$WORK/fail.2.err'"
+
+# --- Every rank succeeds: all exit 0.
+ranks ok "$up; sleep 0.5" || check "the four ranks' workers started" false
+t0=$(date +%s%N)
+wait_all
+check "every rank succeeds: every launcher exits 0 ($s0 $s1 $s2 $s3)" [ "$s0 $s1 $s2 $s3" = "0 0 0 0" ]
+
+# --- Rank 2's launcher dies (supervisor, then guardian, SIGKILLed): the others stop within 1 s.
+ranks die "$up; exec sleep 60" || check "the four ranks' workers started" false
+t0=$(date +%s%N)
+kill -KILL $(pgrep -P ${pids[2]} -x aml-launch) ${pids[2]} 2>/dev/null
+for r in 0 1 3; do
+  wait ${pids[r]}
+  eval "s$r=$?"
+  eval "ms$r=$((($(date +%s%N) - t0) / 1000000))"
+done
+check "rank 2's launcher killed: the others stop within 1 s ($ms0 $ms1 $ms3 ms), all failing ($s0 $s1 $s3)" \
+  bash -c "[ $ms3 -lt 1000 ] && [ $s0 != 0 ] && [ $s0 = $s1 ] && [ $s1 = $s3 ]"
+check "rank 2's launcher killed: they name rank 2's launcher" \
+  grep -q "rank 2 on node 0 (.*): its launcher was lost: it died" "$WORK/die.0.err" ||
+  cat "$WORK"/die.*.err
+
+# --- --no-group: each rank alone, as before groups. Rank 1's failure stops only rank 1.
+ranks alone "$up; if [ \$RANK = 1 ]; then $all_up; exit 9; fi; sleep 1.5" --no-group ||
+  check "the four ranks' workers started" false
+t0=$(date +%s%N)
+wait_all
+check "--no-group: rank 1 exits 9, the others finish their work and exit 0 ($s0 $s1 $s2 $s3)" \
+  [ "$s0 $s1 $s2 $s3" = "0 9 0 0" ]
+read -r port0 store0 <"$WORK/port.0"
+check "--no-group: the workers keep the scheduler's MASTER_PORT ($port0)" [ "$port0" = "$P" ]
+
+# --- Two ranks claiming one rank: a clear error naming RANK.
+P=$(port)
+for i in 0 1; do
+  env -i PATH=/usr/bin:/bin MARK="aml-ppgroup-$$-dup" MASTER_ADDR=127.0.0.1 MASTER_PORT="$P" \
+    WORLD_SIZE=2 RANK=$i LOCAL_RANK=$i LOCAL_WORLD_SIZE=2 "$BIN" --rdzv-timeout 3 -- true \
+    >/dev/null 2>"$WORK/dup.$i.err" &
+done
+env -i PATH=/usr/bin:/bin MARK="aml-ppgroup-$$-dup" MASTER_ADDR=127.0.0.1 MASTER_PORT="$P" \
+  WORLD_SIZE=2 RANK=1 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 "$BIN" --rdzv-timeout 3 -- true \
+  >/dev/null 2>"$WORK/dup.2.err"
+wait
+check "a second launcher for rank 1 is refused, naming RANK" bash -c \
+  "cat '$WORK'/dup.*.err | grep -q 'RANK.*1.*joined with it first'" || cat "$WORK"/dup.*.err
+
+# --- Under a real mpirun across two hosts (network namespaces; mpirun starts its daemons
+# through an rsh agent that enters the other host's namespace): rank 3, on host 1, exits 9;
+# every rank's launcher, on both hosts, exits 9 naming it.
+if command -v mpirun >/dev/null; then
+  bash "$CLUSTER" up "$NET" 2
+  printf '#!/bin/sh\nhost=$1; shift\nexec ip netns exec "%s-${host#%sn}" sh -c "$*"\n' "$NET" "$NET" >"$WORK/rsh"
+  chmod +x "$WORK/rsh"
+  t0=$(date +%s%N)
+  bash "$CLUSTER" exec "$NET" 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    MARK="aml-ppgroup-$$-mpi" timeout 60 mpirun --mca plm_rsh_agent "$WORK/rsh" \
+    --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 \
+    --mca orte_abort_on_non_zero_status 0 -H "${NET}n0:2,${NET}n1:2" -np 4 -x MARK \
+    -x MASTER_ADDR="$(bash "$CLUSTER" addr 0)" -x MASTER_PORT=29577 \
+    "$BIN" --summary-file "$WORK/mpi.{rank}.json" -- sh -c \
+    'if [ $RANK = 3 ]; then sleep 1; echo "rank three gives up" >&2; exit 9; fi; exec sleep 60' \
+    >"$WORK/mpi.out" 2>&1
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  check "mpirun -np 4 on two hosts, rank 3 exits 9: all four launchers exit 9 naming rank 3 on node 1 (all done after ${ms} ms)" \
+    $py -c '
+import json, sys
+for rank in range(4):
+    s = json.load(open(f"{sys.argv[1]}/mpi.{rank}.json"))
+    f = s["first_failure"]
+    assert s["exit_code"] == 9 and f["rank"] == 3 and f["node_rank"] == 1, s
+    assert f["stderr_tail"] == ["rank three gives up"], s
+assert int(sys.argv[2]) < 10000, sys.argv[2]' "$WORK" "$ms" || cat "$WORK/mpi.out"
+else
+  check "Open MPI's mpirun is installed" false
+fi
+
+finish
