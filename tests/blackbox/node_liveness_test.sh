@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Death and silence are different (DESIGN §5), three nodes on loopback, two workers each: a
-# launcher that dies is noticed by every node within 1 s (its connection to the store closes);
-# one that is only silent (SIGSTOP: a paused VM) is lost only after --node-timeout, and a
-# shorter pause is survived as if nothing happened.
+# Death and silence are different (DESIGN §5), three nodes on a cluster of network namespaces
+# (tests/cluster/netns_cluster.sh), two workers each: a launcher that dies is noticed by every
+# node within 1 s (its connection to the store closes); one that is only silent (SIGSTOP: a
+# paused VM; its link down: cut off) is lost only after --node-timeout, and a shorter pause is
+# survived as if nothing happened.
 # usage: node_liveness_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
-trap 'kill -KILL $(pgrep -f "aml-liveness-$$") 2>/dev/null; rm -rf "$WORK"' EXIT
+CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
+NET="lv$$"
+kill_all() { kill -KILL $(grep -l "MARK=aml-liveness-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }
+trap 'kill_all; bash "$CLUSTER" down "$NET" 3; rm -rf "$WORK"' EXIT
+bash "$CLUSTER" up "$NET" 3
+MASTER=$(bash "$CLUSTER" addr 0)
 py=/usr/bin/python3
 port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -18,8 +24,9 @@ job() {
   p=$(port)
   rm -f "$WORK"/up.*
   for n in 0 1 2; do
-    env -i PATH=/usr/bin:/bin W="$WORK" MARK="aml-liveness-$$-$name-$n" "$BIN" --nnodes 3 \
-      --node-rank $n --nproc-per-node 2 --master-addr 127.0.0.1 --master-port "$p" \
+    bash "$CLUSTER" exec "$NET" $n env -i PATH=/usr/bin:/bin W="$WORK" \
+      MARK="aml-liveness-$$-$name-$n" "$BIN" --nnodes 3 \
+      --node-rank $n --nproc-per-node 2 --master-addr "$MASTER" --master-port "$p" \
       --rdzv-timeout 20 --node-timeout "$timeout" -- sh -c "$worker" \
       >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
     pids[n]=$!
@@ -111,6 +118,26 @@ check "node 1's launcher SIGKILLed: node 0 stops within 1 s (${ms0} ms), 137 eve
   bash -c "[ $ms0 -lt 1000 ] && [ '$s0 $s2' = '137 137' ]"
 check "node 1's launcher SIGKILLed: node 0 names node 1's SIGKILL" \
   grep -q "the job was stopped by SIGKILL sent to node 1 (.*)'s launcher" "$WORK/guard1.0.err"
+
+# --- Node 1 cut off (its link down), --node-timeout 4: nodes 0 and 2 name node 1 after about
+# 4 s; node 1, whose heartbeats nobody acknowledges, names node 0 after about as long. None
+# is left.
+job cut 4 "$(worker_for 60)"
+t0=$(date +%s%N)
+ip -n "$NET-br" link set "$NET-v1" down
+wait_all
+check "node 1 cut off, --node-timeout 4: nodes 0 and 2 stop after ${ms0} ms and ${ms2} ms (4 s to 9 s), naming node 1" \
+  bash -c "[ $ms0 -ge 3900 ] && [ $ms0 -lt 9000 ] && [ $ms2 -lt 9000 ] && [ '$s0 $s2' = '1 1' ] &&
+           grep -q 'node 1 (.*): its launcher was lost: no heartbeat for over 4 s' '$WORK/cut.0.err' &&
+           grep -q 'node 1 (.*): its launcher was lost: no heartbeat for over 4 s' '$WORK/cut.2.err'" ||
+  cat "$WORK"/cut.[02].err
+check "node 1 cut off: it stops too after ${ms1} ms (4 s to 12 s), exit $s1, naming node 0 (unreachable)" \
+  bash -c "[ $ms1 -ge 3900 ] && [ $ms1 -lt 12000 ] && [ $s1 = 1 ] &&
+           grep -q 'node 0 (.*): its launcher was lost' '$WORK/cut.1.err'" ||
+  cat "$WORK/cut.1.err"
+sleep 0.3
+check "node 1 cut off: nothing of the job is left" \
+  [ -z "$(node_processes cut 0)$(node_processes cut 1)$(node_processes cut 2)" ]
 
 expect_status "--node-timeout that is not a number of seconds is refused" 2 "$BIN" --node-timeout soon -- true
 check "--help explains --node-timeout (Azure's VM pauses)" bash -c "'$BIN' --help | grep -A3 -- --node-timeout | grep -q 'pauses VMs'"

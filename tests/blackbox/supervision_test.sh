@@ -272,11 +272,12 @@ import json, sys; s = json.load(open(sys.argv[1])); assert s["exit_code"] == 9 a
   "$WORK/locked/summary.json"
 # One srun line starts one launcher per task with the same flags: {rank}, {local_rank} and
 # {node_rank} in --summary-file and --log-dir give each its own file (here: 4 tasks, 2 per
-# node, as Slurm's variables say; task 2 fails).
+# node, as Slurm's variables say; task 2 fails). Each alone (--no-group): their hosts n1 and
+# n2 are names only.
 for task in 0 1 2 3; do
   clean env SLURM_JOB_ID=77 SLURM_STEP_ID=0 SLURM_PROCID=$task SLURM_NTASKS=4 SLURM_LOCALID=$((task % 2)) \
     SLURM_NODEID=$((task / 2)) "SLURM_STEP_TASKS_PER_NODE=2(x2)" SLURM_STEP_NODELIST="n[1-2]" \
-    "$BIN" --summary-file "$WORK/task.{rank}.{local_rank}.{node_rank}.json" --log-dir "$WORK/tasklogs.{rank}" \
+    "$BIN" --no-group --summary-file "$WORK/task.{rank}.{local_rank}.{node_rank}.json" --log-dir "$WORK/tasklogs.{rank}" \
     -- sh -c 'echo "task $RANK"; [ "$RANK" = 2 ] && exit 4; exit 0' >/dev/null 2>&1 &
 done
 wait
