@@ -47,6 +47,13 @@ Per-process launches (srun per task, mpirun per rank, Azure ML per-process) are 
 group, one member per rank: rank 0's launcher serves the store on MASTER_PORT, the first
 failure stops every rank and all exit with its status (--no-group: each rank alone).
 
+Hangs (--hang-timeout S): when no rank anywhere showed progress for S seconds (output, or
+aml_launch.progress() / aml::progress() / aml_progress(), an atomic add without a system
+call), every rank is looked at (/proc; Python stacks with py-spy, else faulthandler:
+SIGABRT; native stacks with gdb; PyTorch's NCCL Flight Recorder dump), the ranks that are not
+where the others wait are named, full stacks go to each rank's log, and the job stops as a
+failure: exit 124.
+
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,

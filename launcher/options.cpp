@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <iostream>
 
 #include "help_text.hpp"
@@ -24,7 +25,7 @@ namespace {
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
-  std::string rdzv_timeout, node_timeout, preflight_min_busbw;
+  std::string rdzv_timeout, node_timeout, preflight_min_busbw, hang_timeout;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -115,6 +116,19 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     if (!seconds) return seconds.error();
     options.node_timeout_seconds = *seconds;
   }
+  // Off unless given, or set for a whole cluster's jobs in the environment.
+  std::string hang_flag = "--hang-timeout";
+  std::string hang = raw.hang_timeout;
+  if (hang.empty() && std::getenv("AML_LAUNCH_HANG_TIMEOUT") != nullptr) {
+    hang = std::getenv("AML_LAUNCH_HANG_TIMEOUT");
+    hang_flag = "AML_LAUNCH_HANG_TIMEOUT";
+  }
+  if (!hang.empty() && hang != "off" && hang != "0") {
+    auto seconds =
+        flag_decimal(hang_flag, hang, 0, true, 604800, "seconds, above 0 and up to 604800, or off");
+    if (!seconds) return seconds.error();
+    options.hang_timeout_seconds = *seconds;
+  }
   if (!raw.max_restarts.empty()) {
     auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
     if (!restarts) return restarts.error();
@@ -167,6 +181,12 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "Multi-node: seconds a node may be silent (a paused VM, a starved host) before "
                  "the job counts it lost (default 60: Azure pauses VMs for up to 30 s for host "
                  "maintenance); a launcher that dies is noticed at once, whatever this is");
+  app.add_option("--hang-timeout", raw.hang_timeout,
+                 "Seconds without progress anywhere (no rank wrote output or called "
+                 "aml_launch.progress()) after which the job counts as hung: every rank is "
+                 "looked at (/proc, py-spy, faulthandler, gdb), the rank that is not where the "
+                 "others wait is named, and the job stops as a failure (exit 124). Off by "
+                 "default, or AML_LAUNCH_HANG_TIMEOUT");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,

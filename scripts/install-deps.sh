@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
   podman runc busybox-static
   clang libclang-rt-14-dev clang-format
-  slurm-wlm munge
+  slurm-wlm munge gdb
   hyperfine python3 python3-torch python3-yaml python3-venv procps iproute2 util-linux unzip
 )
 # The Azure ML SDK (PyPI), for the test that loads examples/azureml/ with it, into the default
@@ -16,6 +16,11 @@ packages=(
 if ! python3 -c 'import azure.ai.ml' 2>/dev/null; then
   echo "install-deps: installing azure-ai-ml (pip)"
   python3 -m pip install -q --root-user-action=ignore azure-ai-ml >/dev/null
+fi
+# py-spy (PyPI), for the hang test's Python stacks (--hang-timeout uses it where installed).
+if ! python3 -c 'import shutil, sys; sys.exit(shutil.which("py-spy") is None)' 2>/dev/null; then
+  echo "install-deps: installing py-spy (pip)"
+  python3 -m pip install -q --root-user-action=ignore py-spy >/dev/null
 fi
 missing=()
 for p in "${packages[@]}"; do

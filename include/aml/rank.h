@@ -22,6 +22,10 @@ const char* aml_topology_error(void);
    master_addr, master_port), then run_id, role and this process's rank, local_rank,
    local_world_size, in_training_world and is_master. NULL when the environment is broken. */
 const char* aml_topology_json(void);
+/* Tells aml-launch's hang watch (--hang-timeout) that this rank is making progress; `step`
+   (-1: none) is shown with it. One atomic add in memory, no system call: call it every step.
+   Does nothing outside aml-launch. */
+void aml_progress(long long step);
 
 #ifdef __cplusplus
 }

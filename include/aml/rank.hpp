@@ -4,6 +4,7 @@
 
 #include <aml/error.hpp>
 #include <aml/topology.hpp>
+#include <cstdint>
 
 namespace aml {
 
@@ -35,5 +36,10 @@ int local_rank();
 int world_size();
 int local_world_size();
 int node_rank();
+
+// Tells aml-launch's hang watch (--hang-timeout) that this rank is making progress, as output
+// does; `step` (-1: none) is shown with it. One atomic add in memory, no system call: call it
+// every step, or more often. Does nothing outside aml-launch.
+void progress(std::int64_t step = -1);
 
 }  // namespace aml

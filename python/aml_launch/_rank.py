@@ -16,6 +16,8 @@ def _load():
     lib = ctypes.CDLL(path)
     for name in ("aml_source", "aml_topology_error", "aml_topology_json"):
         getattr(lib, name).restype = ctypes.c_char_p
+    lib.aml_progress.argtypes = [ctypes.c_longlong]
+    lib.aml_progress.restype = None
     return lib
 
 
@@ -75,3 +77,11 @@ def local_world_size():
 def node_rank():
     """The index of this node."""
     return _read()["node_rank"]
+
+
+def progress(step=-1):
+    """Tells aml-launch's hang watch (--hang-timeout) that this rank is making progress, as
+    output does: a rank that computes without printing is then not taken for hung. `step` (an
+    int, -1 for none) is shown in the hang report. An atomic add in memory shared with the
+    launcher, no system call: call it every step. Does nothing outside aml-launch."""
+    _lib.aml_progress(int(step))

@@ -57,6 +57,9 @@ struct PlanInputs {
   // A per-process launch whose launchers meet as a group (DESIGN §5): as on several nodes,
   // the workers' MASTER_PORT comes from the rendezvous.
   bool per_process_group = false;
+  // --hang-timeout: what the workers get for it (PYTHONFAULTHANDLER, the NCCL Flight
+  // Recorder's variables), those the environment has not set already.
+  EnvList hang_env;
 };
 
 LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);

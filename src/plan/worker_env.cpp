@@ -71,6 +71,7 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
     set(kStoreVariable, inputs.store_address);
     set(kStoreTokenVariable, inputs.store_token);
   }
+  for (const auto& [name, value] : inputs.hang_env) set(name, value);
   if (!plan.socket_ifname.empty()) {
     if (!inputs.nccl_ifname_set) set("NCCL_SOCKET_IFNAME", plan.socket_ifname);
     if (!inputs.gloo_ifname_set) set("GLOO_SOCKET_IFNAME", plan.socket_ifname);

@@ -31,6 +31,8 @@ constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one c
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.
 constexpr std::string_view kComplete = "complete";
+// --hang-timeout: how long a node waits for the others' digests of their ranks.
+constexpr milliseconds kPlacesWait{40000};
 
 std::string seconds_text(milliseconds ms) {
   auto s = ms.count() / 1000.0;
@@ -130,6 +132,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   phase_ = phase;
   finishing_ = false;
   all_done_ = false;
+  quiet_said_ = false;
   watch_.reset();
   const NodeInfo& self = options_.self;
   const std::string me = to_json(self);
@@ -349,10 +352,64 @@ std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
 
 void NodeGroup::local_success() {
   finishing_ = true;
+  job_quiet(true);  // for --hang-timeout: nothing of this node's runs, so nothing progresses
   (void)control_.set(node_key("done", options_.self.node_rank), "1");
   // Its workers all finished well: from here on its launcher going away costs the job nothing.
   if (options_.self.node_rank != 0) (void)control_.clear_last_will();
   next_tick_ = Clock::now();  // look at once whether the others are done too
+}
+
+// Each node says whether its ranks are quiet (a key while they are); node 0, quiet itself,
+// declares the job hung once every node's key is there; the others read that at their own
+// checks, which they make only while quiet.
+bool NodeGroup::job_quiet(bool this_node_quiet) {
+  const int me = options_.self.node_rank;
+  if (this_node_quiet != quiet_said_) {
+    auto said = this_node_quiet ? control_.set(node_key("quiet", me), "1")
+                                : control_.erase(node_key("quiet", me));
+    if (said) quiet_said_ = this_node_quiet;
+  }
+  if (!this_node_quiet) return false;
+  if (me != 0) {
+    auto hung = control_.check({key("hung")});
+    return hung && *hung;
+  }
+  auto all = all_exist("quiet");
+  if (!all || !*all) return false;
+  (void)control_.set(key("hung"), "1");
+  return true;
+}
+
+std::vector<RankPlace> NodeGroup::pool_places(const std::vector<RankPlace>& mine) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const RankPlace& p : mine) {
+    out.push_back(
+        {{"rank", p.rank}, {"node_rank", p.node_rank}, {"place", p.place}, {"detail", p.detail}});
+  }
+  (void)control_.set(node_key("places", options_.self.node_rank), out.dump());
+  // Every node looks at its ranks at about the same time; their tools take seconds.
+  const auto deadline = Clock::now() + kPlacesWait;
+  std::vector<RankPlace> all;
+  std::vector<std::string> keys;
+  for (int node = 0; node < options_.self.nnodes; ++node) {
+    keys.push_back(node_key("places", node));
+    if (keys.size() < kKeysPerCall && node + 1 < options_.self.nnodes) continue;
+    auto left = std::max(milliseconds(0),
+                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    auto values = control_.get_all(keys, left);
+    keys.clear();
+    if (!values) continue;
+    for (const auto& value : *values) {
+      if (!value) continue;
+      auto parsed = nlohmann::json::parse(*value, nullptr, false);
+      if (!parsed.is_array()) continue;
+      for (const auto& p : parsed) {
+        all.push_back({p.value("rank", -1), p.value("node_rank", 0), p.value("place", ""),
+                       p.value("detail", "")});
+      }
+    }
+  }
+  return all;
 }
 
 // Node 0: a follower the store has not heard from for --node-timeout is lost, unless it

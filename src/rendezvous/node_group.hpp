@@ -61,6 +61,8 @@ class NodeGroup : public PeerLink {
   std::optional<JobFailure> report(const JobFailure& failure) override;
   void local_success() override;
   int member() const override { return options_.self.node_rank; }
+  bool job_quiet(bool this_node_quiet) override;
+  std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) override;
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);
@@ -91,8 +93,9 @@ class NodeGroup : public PeerLink {
   Agreement agreement_;
   int round_ = -1;
   std::string phase_ = "run";
-  bool finishing_ = false;  // local_success() was called this round
-  bool all_done_ = false;   // node 0: every node finished; waiting for them to say goodbye
+  bool finishing_ = false;   // local_success() was called this round
+  bool quiet_said_ = false;  // this node's quiet key is set (--hang-timeout)
+  bool all_done_ = false;    // node 0: every node finished; waiting for them to say goodbye
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_tick_;
   Clock::time_point goodbye_deadline_;

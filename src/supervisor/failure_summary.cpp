@@ -116,7 +116,8 @@ std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
 }  // namespace
 
 std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
-  std::string text = failure_text(outcome, node);
+  std::string text = outcome.hang ? outcome.hang->text() : "";
+  text += failure_text(outcome, node);
   if (outcome.stopped && !outcome.remote_failure) text += stop_text(*outcome.stopped, node);
   return text;
 }
@@ -194,6 +195,7 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
   } else {
     j["stopped"] = nullptr;
   }
+  j["hang"] = outcome.hang ? nlohmann::ordered_json::parse(outcome.hang->json_text()) : nullptr;
   j["start_error"] =
       outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
   auto& workers = j["workers"] = nlohmann::ordered_json::array();

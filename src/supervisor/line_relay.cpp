@@ -24,6 +24,9 @@ std::span<char> relay_read_buffer() {
 }
 
 void LineRelay::consume(std::string_view data) {
+  if (captured_.size() < capture_room_) {
+    captured_.append(data.substr(0, capture_room_ - captured_.size()));
+  }
   std::size_t last_newline = data.rfind('\n');
   if (last_newline == std::string_view::npos) {
     partial_.append(data);

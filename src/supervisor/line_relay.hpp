@@ -34,6 +34,9 @@ class LineRelay {
 
   // The last `count` lines seen (only with keep_tail), at most 20.
   std::vector<std::string> tail(std::size_t count) const;
+  // From now on also keeps what arrives, up to `max_bytes` (a hung rank's faulthandler dump).
+  void capture(std::size_t max_bytes) { capture_room_ = max_bytes; }
+  const std::string& captured() const { return captured_; }
 
  private:
   // Whole lines, in two pieces so that a line completed across reads need not be joined
@@ -44,6 +47,8 @@ class LineRelay {
   StreamSinks sinks_;
   std::string partial_;  // bytes after the last newline, waiting for the rest of their line
   std::string tail_;
+  std::size_t capture_room_ = 0;
+  std::string captured_;
 };
 
 // The launcher's one read buffer (one thread, one read at a time), shared by every stream.

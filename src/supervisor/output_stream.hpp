@@ -34,6 +34,8 @@ class OutputStream {
 
   // The last `count` lines seen (only with keep_tail).
   std::vector<std::string> tail(std::size_t count) const { return relay_.tail(count); }
+  void capture(std::size_t max_bytes) { relay_.capture(max_bytes); }
+  const std::string& captured() const { return relay_.captured(); }
 
  private:
   void finish();

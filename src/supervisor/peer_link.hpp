@@ -3,7 +3,9 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
+#include "supervisor/hang_verdict.hpp"
 #include "supervisor/job_failure.hpp"
 
 namespace aml {
@@ -32,6 +34,14 @@ class PeerLink {
   // This launcher's index in the job's group (its node rank; in a per-process launch, its
   // rank): a report heard back from the store may be its own.
   virtual int member() const = 0;
+
+  // --hang-timeout across nodes (DESIGN §6): whether this node's ranks showed no progress for
+  // the timeout (a node whose workers all finished counts as quiet); true once every node's
+  // are quiet: the job is hung, and every node looks at its ranks.
+  virtual bool job_quiet(bool this_node_quiet) = 0;
+  // This node's ranks' places in; every node's out (those that came within a short wait),
+  // the same on every node: the verdict's input.
+  virtual std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) = 0;
 };
 
 }  // namespace aml

@@ -20,12 +20,16 @@
 #include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/guardian.hpp"
+#include "supervisor/hang_inquiry.hpp"
+#include "supervisor/hang_watch.hpp"
 #include "supervisor/log_tail.hpp"
 #include "supervisor/output_stream.hpp"
 #include "supervisor/peer_link.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/spawn.hpp"
+#include "supervisor/stack_collection.hpp"
 #include "util/expand_fields.hpp"
+#include "util/make_directories.hpp"
 
 namespace aml {
 
@@ -61,19 +65,6 @@ std::optional<Pipe> make_pipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-bool make_directories(const std::string& path) {
-  std::string partial;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t slash = path.find('/', start);
-    partial = path.substr(0, slash);
-    if (!partial.empty() && mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  return true;
-}
-
 // The launcher's stdout and stderr, for the whole run.
 struct Consoles {
   Console out{STDOUT_FILENO};
@@ -91,6 +82,7 @@ struct Worker {
   std::unique_ptr<OutputStream> out;
   std::unique_ptr<LogTail> out_tail;
   std::unique_ptr<OutputStream> err;
+  off_t log_size_seen = 0;  // stdout straight into its log file: growth is progress
 
   int open_streams() const {
     return (out && out->is_open()) + (out_tail && out_tail->is_open()) + err->is_open();
@@ -110,7 +102,9 @@ class Round {
         original_mask_(original_mask),
         signal_fd_(signal_fd),
         log_files_(log_files),
-        consoles_(consoles) {}
+        consoles_(consoles),
+        hang_watch_(std::chrono::milliseconds(
+            static_cast<long long>(options.hang_timeout_seconds * 1000))) {}
 
   RunOutcome run(std::vector<WorkerLaunch> launches) {
     epoll_.reset(epoll_create1(EPOLL_CLOEXEC));
@@ -137,7 +131,8 @@ class Round {
       outcome_.exits.push_back(
           {w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
     }
-    const bool failed = outcome_.first_failure || outcome_.remote_failure || outcome_.start_error;
+    const bool failed =
+        outcome_.first_failure || outcome_.remote_failure || outcome_.start_error || outcome_.hang;
     if (outcome_.stopped && !failed) outcome_.exit_code = 128 + outcome_.stopped->signal;
     return outcome_;
   }
@@ -203,6 +198,12 @@ class Round {
     // Only local rank 0 reads the launcher's stdin, as with mpirun; the others read nothing.
     UniqueFd null_input;
     if (launch.local_rank != 0) null_input.reset(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    // --hang-timeout: a progress page of its own (progress/progress_page.hpp).
+    const int progress_fd = hang_watch_.on() ? hang_watch_.add_worker() : -1;
+    if (progress_fd >= 0) {
+      launch.environ.push_back(std::string(kProgressFdVariable) + "=" +
+                               std::to_string(progress_fd));
+    }
     SpawnRequest request{launch.argv,
                          launch.environ,
                          original_mask_,
@@ -210,7 +211,8 @@ class Round {
                          stdout_file ? stdout_file.get()
                          : out       ? out->write.get()
                                      : -1,
-                         err->write.get()};
+                         err->write.get(),
+                         progress_fd};
     auto pid = spawn_worker(request);
     if (!pid) return fail_to_start(pid.error());
     Worker worker;
@@ -356,6 +358,8 @@ class Round {
     const bool listening = options_.peers != nullptr && !peers_stopped_;
     if (listening) at_most(options_.peers->next_poll_ms());
     if (tails_pending()) at_most(0);
+    if (watching_for_hang()) at_most(hang_watch_.next_check_ms(Clock::now()));
+    if (inquiry_ && !outcome_.hang) at_most(milliseconds_until(inquiry_->deadline()));
     epoll_event events[64];
     int n = epoll_wait(epoll_.get(), events, 64, timeout_ms);
     if (n < 0 && errno != EINTR) n = 0;
@@ -374,11 +378,16 @@ class Round {
       } else {
         Worker& w = workers_[events[i].data.u64 / 2];
         (events[i].data.u64 % 2 == 0 ? w.out : w.err)->drain();
+        hang_watch_.output_from(events[i].data.u64 / 2);
       }
     }
     for (Worker& w : workers_) {
-      if (w.out_tail && w.out_tail->pending() && !relays_paused_) w.out_tail->drain();
+      if (w.out_tail && w.out_tail->pending() && !relays_paused_) {
+        w.out_tail->drain();
+        hang_watch_.output_from(static_cast<std::size_t>(&w - workers_.data()));
+      }
     }
+    watch_for_hang();
     pause_relays_while_blocked();
     if (listening) hear_peers(peers_readable);
     if (tearing_down_ && !killed_ && Clock::now() >= deadline_) {
@@ -418,6 +427,7 @@ class Round {
       return;
     }
     if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
+    if (inquiry_) return;  // hung: this node names the hang itself, as every node does
     // Reported before this node's stop, if any: a failure is still a failure.
     outcome_.remote_failure = heard;
     outcome_.exit_code = heard.exit_code;
@@ -454,7 +464,9 @@ class Round {
     if (!first || first->member_or_node() == options_.peers->member() || first->stop_signal != 0) {
       return;
     }
-    if (failure.stop_signal != 0 || outcome_.remote_failure || outcome_.start_error) return;
+    if (failure.stop_signal != 0 || outcome_.remote_failure || outcome_.start_error || inquiry_) {
+      return;
+    }
     outcome_.remote_failure = *first;
     outcome_.exit_code = first->exit_code;
   }
@@ -588,7 +600,11 @@ class Round {
         ++(killed ? outcome_.stopped->killed_after_grace : outcome_.stopped->ended_on_their_own);
         if (failed && ended_by_stop(status)) failed = false;
       }
-      if (failed && !outcome_.first_failure && !outcome_.start_error && !outcome_.remote_failure) {
+      // While the ranks of a hung job are looked at (some die of SIGABRT for their stacks), and
+      // after, the hang is the job's failure.
+      const bool hang = inquiry_.has_value();
+      if (failed && !hang && !outcome_.first_failure && !outcome_.start_error &&
+          !outcome_.remote_failure) {
         outcome_.first_failure =
             WorkerExit{worker.launch.rank, worker.launch.local_rank, pid, status, worker.ended, {}};
         outcome_.exit_code = exit_code_of(status);
@@ -604,6 +620,83 @@ class Round {
         begin_teardown();
       }
     }
+  }
+
+  bool watching_for_hang() const {
+    return hang_watch_.on() && !tearing_down_ && !inquiry_ && alive_ > 0;
+  }
+
+  // --hang-timeout: once no rank showed progress for that long, every rank is looked at
+  // (hang_inquiry.hpp), then the job stops as a failure with the verdict.
+  void watch_for_hang() {
+    if (inquiry_ && !outcome_.hang) return finish_hang_inquiry();
+    if (!watching_for_hang()) return;
+    std::vector<pid_t> pids;
+    for (Worker& w : workers_) {
+      pids.push_back(w.alive ? rank_process(w.pid) : 0);
+      // Its stdout goes straight into its log file, unread by the console: growth is output.
+      const std::size_t i = static_cast<std::size_t>(&w - workers_.data());
+      if (!w.out && !w.out_tail && i < log_files_.size() && log_files_[i]) {
+        const off_t size = log_files_[i]->size();
+        if (size != w.log_size_seen) hang_watch_.output_from(i);
+        w.log_size_seen = size;
+      }
+    }
+    const std::optional<bool> quiet = hang_watch_.quiet(Clock::now(), pids);
+    if (!quiet) return;  // not a check time
+    // Hung only when no rank anywhere progressed: on several nodes, when every node is quiet.
+    const bool hung = options_.peers != nullptr ? options_.peers->job_quiet(*quiet) : *quiet;
+    if (!hung) return;
+    std::vector<HangInquiry::Target> targets;
+    const double interval = std::chrono::duration<double>(hang_watch_.interval()).count();
+    for (std::size_t i = 0; i < workers_.size(); ++i) {
+      const Worker& w = workers_[i];
+      if (!w.alive) continue;
+      targets.push_back({i, w.launch.rank, w.launch.local_rank, options_.node_rank, w.pid,
+                         hang_watch_.step(i), hang_watch_.cpu_seconds_last_interval(i), interval});
+    }
+    inquiry_.emplace(std::move(targets), options_.hang_timeout_seconds,
+                     options_.flight_recorder_pipe_prefix, options_.flight_recorder_dump_prefix);
+    for (const HangInquiry::Abort& a : inquiry_->faulthandler_aborts()) {
+      workers_[a.worker].err->capture(256 * 1024);
+      kill(a.pid, SIGABRT);  // faulthandler writes every thread's stack, then it dies
+    }
+    finish_hang_inquiry();
+  }
+
+  void finish_hang_inquiry() {
+    bool waiting = false;
+    for (const HangInquiry::Abort& a : inquiry_->faulthandler_aborts()) {
+      const Worker& w = workers_[a.worker];
+      waiting = waiting || w.alive || w.err->is_open();
+    }
+    if (waiting && Clock::now() < inquiry_->deadline()) return;
+    for (const HangInquiry::Abort& a : inquiry_->faulthandler_aborts()) {
+      workers_[a.worker].err->drain();
+      inquiry_->faulthandler_text(a.worker, workers_[a.worker].err->captured());
+    }
+    HangReport report = inquiry_->report();
+    if (options_.peers != nullptr && !peers_stopped_) {
+      // Every node's ranks, the same verdict on every node.
+      report.places = options_.peers->pool_places(report.places);
+      report.verdict = hang_verdict(report.places);
+      JobFailure hung;
+      hung.exit_code = kHangExitCode;
+      hung.status = "the job hung: " + report.verdict;
+      hung.time = utc_timestamp(std::chrono::system_clock::now());
+      tell_peers(hung);  // a node whose workers had finished hears it as the job's failure
+    }
+    // The whole of what was seen goes into each rank's log file.
+    for (const RankLook& look : report.ranks) {
+      for (std::size_t i = 0; i < workers_.size() && i < log_files_.size(); ++i) {
+        if (workers_[i].launch.rank == look.rank && log_files_[i]) {
+          log_files_[i]->append(look.full_text());
+        }
+      }
+    }
+    outcome_.hang = std::move(report);
+    outcome_.exit_code = kHangExitCode;
+    begin_teardown();
   }
 
   void begin_teardown() {
@@ -662,6 +755,8 @@ class Round {
   std::uint64_t sent_signals_ = 0;  // bit N: the workers were sent signal N
   DuplicateSignals duplicates_;
   bool swept_ = false;
+  HangWatch hang_watch_;
+  std::optional<HangInquiry> inquiry_;
   bool peers_stopped_ = false;  // the link said its last word (a failure, or complete)
   bool told_success_ = false;
   Clock::time_point deadline_;

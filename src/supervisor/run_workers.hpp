@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "supervisor/hang_report.hpp"
 #include "supervisor/job_failure.hpp"
 #include "supervisor/job_stop.hpp"
 
@@ -40,6 +41,11 @@ struct RunOptions {
   int max_restarts = 0;
   OutputOptions output;
   PeerLink* peers = nullptr;  // the other nodes of a multi-node job; null on a single node
+  // --hang-timeout (0: off), and where the workers' PyTorch makes its Flight Recorder pipes.
+  double hang_timeout_seconds = 0;
+  std::string flight_recorder_pipe_prefix;
+  std::string flight_recorder_dump_prefix;
+  int node_rank = 0;  // for the hang report
 };
 
 struct WorkerExit {
@@ -62,6 +68,8 @@ struct RunOutcome {
   std::optional<Error> start_error;  // a worker, its log file or the rendezvous failed
   // Another node failed first (or was lost): this node's workers were stopped for it.
   std::optional<JobFailure> remote_failure;
+  // No rank showed progress for --hang-timeout: what was seen, and the verdict.
+  std::optional<HangReport> hang;
   int restarts = 0;
   std::vector<WorkerExit> exits;  // every worker of the last round
   bool stop_requested = false;    // TERM or INT told the launcher to stop: nothing may wait

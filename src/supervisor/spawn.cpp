@@ -1,5 +1,6 @@
 #include "supervisor/spawn.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -56,6 +57,7 @@ struct ChildPlan {
   char* const* envp;
   const sigset_t* mask;
   int fds[3];
+  int inherited_fd;
   pid_t parent;
   int error;  // set by the child when it cannot exec
 };
@@ -87,6 +89,10 @@ int child_main(void* arg) {
       _exit(127);
     }
   }
+  if (plan->inherited_fd >= 0 && fcntl(plan->inherited_fd, F_SETFD, 0) != 0) {
+    plan->error = errno;
+    _exit(127);
+  }
   sigprocmask(SIG_SETMASK, plan->mask, nullptr);
   execve(plan->path, plan->argv, plan->envp);
   plan->error = errno;
@@ -108,6 +114,7 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
                  envp.data(),
                  &request.signal_mask,
                  {request.stdin_fd, request.stdout_fd, request.stderr_fd},
+                 request.inherited_fd,
                  getpid(),
                  0};
   // The launcher's descriptors are all close-on-exec; the dup2s give the worker its 0, 1, 2.

@@ -18,6 +18,7 @@ struct SpawnRequest {
   int stdin_fd = -1;                 // -1: inherit the launcher's
   int stdout_fd = -1;
   int stderr_fd = -1;
+  int inherited_fd = -1;  // a close-on-exec descriptor the worker keeps (its progress page)
 };
 
 // The pid of the started worker, leader of a new process group; an error names the command.

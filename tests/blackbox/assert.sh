@@ -21,3 +21,21 @@ finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]
 }
+
+# The multi-launcher tests (node_liveness, per_process_group): launchers started in the
+# background into ${pids[@]}, whose workers each touch $WORK/up.<rank> when they run.
+workers_up() {  # workers_up N: until N workers ran (10 s at most)
+  for _ in $(seq 200); do
+    [ "$(ls "$WORK"/up.* 2>/dev/null | wc -l)" = "$1" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+wait_launchers() {  # wait_launchers N: $s<i> each one's status, $ms<i> when it ended (since $t0)
+  local i
+  for i in $(seq 0 $(($1 - 1))); do
+    wait "${pids[i]}"
+    eval "s$i=$?"
+    eval "ms$i=$((($(date +%s%N) - t0) / 1000000))"
+  done
+}

@@ -31,23 +31,11 @@ job() {
       >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
     pids[n]=$!
   done
-  for _ in $(seq 200); do
-    [ "$(ls "$WORK"/up.* 2>/dev/null | wc -l)" = 6 ] && return 0
-    sleep 0.05
-  done
-  return 1
+  workers_up 6
 }
 # node_processes NAME N: every process of node N (its launcher's two, its workers, theirs).
 node_processes() { grep -l "MARK=aml-liveness-$$-$1-$2\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
 signal_node() { kill -"$1" $(node_processes "$2" "$3") 2>/dev/null; }
-# wait_all: $s0 $s1 $s2 the statuses, $ms0 $ms1 $ms2 when each ended (ms since $t0).
-wait_all() {
-  for n in 0 1 2; do
-    wait ${pids[n]}
-    eval "s$n=$?"
-    eval "ms$n=$((($(date +%s%N) - t0) / 1000000))"
-  done
-}
 worker_for() {  # a worker that runs SECONDS, with its rank's "up" file
   echo "touch \"\$W/up.\$RANK\"; exec sleep $1"
 }
@@ -58,7 +46,7 @@ t0=$(date +%s%N)
 signal_node STOP pause5 1
 sleep 5
 signal_node CONT pause5 1
-wait_all
+wait_launchers 3
 check "node 1 paused 5 s, --node-timeout 15: every node exits 0 ($s0 $s1 $s2), nobody speaks of a lost node" \
   bash -c "[ '$s0 $s1 $s2' = '0 0 0' ] && ! grep -q 'lost' '$WORK'/pause5.*.err"
 
@@ -125,7 +113,7 @@ check "node 1's launcher SIGKILLed: node 0 names node 1's SIGKILL" \
 job cut 4 "$(worker_for 60)"
 t0=$(date +%s%N)
 ip -n "$NET-br" link set "$NET-v1" down
-wait_all
+wait_launchers 3
 check "node 1 cut off, --node-timeout 4: nodes 0 and 2 stop after ${ms0} ms and ${ms2} ms (4 s to 9 s), naming node 1" \
   bash -c "[ $ms0 -ge 3900 ] && [ $ms0 -lt 9000 ] && [ $ms2 -lt 9000 ] && [ '$s0 $s2' = '1 1' ] &&
            grep -q 'node 1 (.*): its launcher was lost: no heartbeat for over 4 s' '$WORK/cut.0.err' &&

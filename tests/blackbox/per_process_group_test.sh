@@ -28,19 +28,7 @@ ranks() {
       "$BIN" --rdzv-timeout 20 "$@" -- sh -c "$worker" >"$WORK/$name.$r.out" 2>"$WORK/$name.$r.err" &
     pids[r]=$!
   done
-  for _ in $(seq 200); do
-    [ "$(ls "$WORK"/up.* 2>/dev/null | wc -l)" = 4 ] && return 0
-    sleep 0.05
-  done
-  return 1
-}
-# wait_all: $s0..$s3 the statuses, $ms0..$ms3 when each ended (ms since $t0).
-wait_all() {
-  for r in 0 1 2 3; do
-    wait ${pids[r]}
-    eval "s$r=$?"
-    eval "ms$r=$((($(date +%s%N) - t0) / 1000000))"
-  done
+  workers_up 4
 }
 up='echo "$MASTER_PORT $AML_LAUNCH_STORE" > "$W/port.$RANK"; touch "$W/up.$RANK"'
 all_up='while [ "$(ls "$W"/up.* | wc -l)" -lt 4 ]; do sleep 0.02; done'
@@ -49,7 +37,7 @@ all_up='while [ "$(ls "$W"/up.* | wc -l)" -lt 4 ]; do sleep 0.02; done'
 ranks fail "$up; if [ \$RANK = 1 ]; then $all_up; echo 'rank one gives up' >&2; exit 9; fi; exec sleep 60" ||
   check "the four ranks' workers started" false
 t0=$(date +%s%N)
-wait_all
+wait_launchers 4
 check "rank 1 exits 9: every launcher exits 9 ($s0 $s1 $s2 $s3)" [ "$s0 $s1 $s2 $s3" = "9 9 9 9" ]
 check "rank 1 exits 9: all stopped within 1 s ($ms0 $ms1 $ms2 $ms3 ms)" \
   bash -c "[ $ms0 -lt 1000 ] && [ $ms2 -lt 1000 ] && [ $ms3 -lt 1000 ]"
@@ -70,7 +58,7 @@ check "rank 0 alone says that the ranks met" bash -c \
 # --- Every rank succeeds: all exit 0.
 ranks ok "$up; sleep 0.5" || check "the four ranks' workers started" false
 t0=$(date +%s%N)
-wait_all
+wait_launchers 4
 check "every rank succeeds: every launcher exits 0 ($s0 $s1 $s2 $s3)" [ "$s0 $s1 $s2 $s3" = "0 0 0 0" ]
 
 # --- Rank 2's launcher dies (supervisor, then guardian, SIGKILLed): the others stop within 1 s.
@@ -92,7 +80,7 @@ check "rank 2's launcher killed: they name rank 2's launcher" \
 ranks alone "$up; if [ \$RANK = 1 ]; then $all_up; exit 9; fi; sleep 1.5" --no-group ||
   check "the four ranks' workers started" false
 t0=$(date +%s%N)
-wait_all
+wait_launchers 4
 check "--no-group: rank 1 exits 9, the others finish their work and exit 0 ($s0 $s1 $s2 $s3)" \
   [ "$s0 $s1 $s2 $s3" = "0 9 0 0" ]
 read -r port0 store0 <"$WORK/port.0"

@@ -63,5 +63,20 @@ except aml_launch.TopologyError as e:
   check "$label: aml-launch --nproc-per-node 2 -- python -c 'import aml_launch ...' ($(tr '\n' ' ' <<<"$out"))" bash -c \
     'grep -qx "\[rank 0\] \[0, 2, true, \"aml-launch\", \"per-process\"\]" <<<"$1" &&
      grep -qx "\[rank 1\] \[1, 2, false, \"aml-launch\", \"per-process\"\]" <<<"$1"' _ "$out"
+
+  # aml_launch.progress(): a worker that computes for 3 s without a word is not hung
+  # (--hang-timeout 1) while it calls it; outside aml-launch it does nothing.
+  out=$(env PATH="$venv/bin:/usr/bin:/bin" aml-launch --hang-timeout 1 -- python -c \
+    'import aml_launch, time
+end = time.time() + 3
+step = 0
+while time.time() < end:
+    step += 1
+    aml_launch.progress(step)
+print("done after", step)' 2>&1)
+  check "$label: aml_launch.progress() keeps a silent, busy worker from counting as hung ($(tail -1 <<<"$out"))" \
+    grep -q "^done after [0-9]" <<<"$out"
+  check "$label: aml_launch.progress() outside aml-launch does nothing" \
+    env -i PATH=/usr/bin:/bin "$venv/bin/python" -c 'import aml_launch; aml_launch.progress(); aml_launch.progress(7)'
 done
 finish

@@ -1,0 +1,54 @@
+// What the launcher saw of a hung job (DESIGN §6): every rank of this node looked at (its
+// /proc state, its stacks, where its main thread is), and the verdict over the whole job.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "supervisor/hang_verdict.hpp"
+#include "supervisor/proc_state.hpp"
+
+namespace aml {
+
+struct RankLook {
+  int rank = -1;
+  int local_rank = 0;
+  int node_rank = 0;
+  pid_t pid = 0;  // the rank's process (under a shell: the shell's command)
+  ProcState proc;
+  double cpu_seconds = 0;  // in the last interval before the hang was found
+  double interval_seconds = 0;
+  std::int64_t step = -1;     // its last aml_launch.progress(step)
+  std::string python_stacks;  // py-spy, or what faulthandler wrote
+  std::string python_from;    // "py-spy", "faulthandler" or ""
+  std::string native_stacks;  // gdb
+  std::string place;
+
+  RankPlace digest() const;
+  // One line for the summary: "rank 2 (node 0): load_batch (train.py:9); S (sleeping) in ...".
+  std::string line() const;
+  // Everything, for the rank's log.
+  std::string full_text() const;
+};
+
+struct HangReport {
+  double timeout_seconds = 0;
+  std::vector<RankLook> ranks;    // this node's
+  std::vector<RankPlace> places;  // every node's, the verdict's input
+  std::string verdict;
+
+  std::string text() const;       // for stderr
+  std::string json_text() const;  // the --summary-file's "hang" object
+};
+
+// The innermost frame of the rank's main thread, from the best source it has: py-spy, then
+// faulthandler, then gdb, then the kernel's wait channel.
+std::string place_of(const RankLook& look);
+
+// The documented exit status of a hung job.
+inline constexpr int kHangExitCode = 124;
+
+}  // namespace aml

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Hung jobs (DESIGN §6, --hang-timeout): a real torch gloo job whose rank 2 gets stuck while
+# the others wait in all_reduce is stopped, rank 2 named with its frame, every rank's stacks
+# in its log; with py-spy and without it (faulthandler); ranks that show progress only through
+# aml_progress(), or only one rank printing, are not hung; a native worker blocked in read()
+# is found by gdb, or by /proc without gdb; the NCCL Flight Recorder is asked for its dump;
+# --max-restarts restarts a hung job like any failure.
+# usage: hang_test.sh AML_LAUNCH LIBAML_RANK BLOCKED_READ
+set -u
+BIN=$(realpath "$1")
+RANKLIB=$(realpath "$2")
+BLOCKED=$(realpath "$3")
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/assert.sh"
+WORK=$(mktemp -d)
+MARK="aml-hang-$$"
+trap 'kill -KILL $(grep -l "MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; rm -rf "$WORK"' EXIT
+py=/usr/bin/python3
+cd "$WORK"
+
+# The launcher finds py-spy and gdb on its PATH: each case gets a PATH of its own that has
+# them or not (the workers are started by their full paths).
+tools() {  # tools NAME TOOL...: $WORK/NAME/bin with sh and the tools named
+  mkdir -p "$WORK/$1/bin"
+  ln -sf "$(command -v sh)" "$WORK/$1/bin/sh"
+  local name=$1 tool
+  shift
+  for tool in "$@"; do
+    local at
+    at=$(command -v "$tool" || $py -c "import shutil, sys; print(shutil.which(sys.argv[1]) or '')" "$tool")
+    [ -n "$at" ] && ln -sf "$at" "$WORK/$name/bin/$tool"
+  done
+  echo "$WORK/$name/bin"
+}
+# The executable itself (where pip put it), not a shim that needs the caller's PATH.
+PYSPY=$(python3 -c "import os, sysconfig; p = os.path.join(sysconfig.get_path('scripts'), 'py-spy'); print(p if os.access(p, os.X_OK) else '')" 2>/dev/null)
+[ -n "$PYSPY" ] || PYSPY=$(command -v py-spy)
+check "py-spy is installed (scripts/install-deps.sh)" [ -n "$PYSPY" ]
+check "gdb is installed" command -v gdb
+PYSPY_DIR=$(dirname "${PYSPY:-/nonexistent/py-spy}")
+
+# torch NAME PATH [FLAGS...]: the 4-rank gloo job; $status, $ms (until it ended).
+torch_job() {
+  local name=$1 path=$2
+  shift 2
+  local t0
+  t0=$(date +%s%N)
+  env -i PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 4 --log-dir "$WORK/$name.logs" \
+    --summary-file "$WORK/$name.json" "$@" -- $py "$HERE/hang/hang_train.py" >"$WORK/$name.out" 2>"$WORK/$name.err"
+  status=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+}
+verdict_re='rank 2 is in load_batch (hang_train.py:[0-9]*); ranks 0, 1 and 3 wait in all_reduce (distributed_c10d.py:[0-9]*)'
+
+for how in faulthandler py-spy; do
+  if [ $how = py-spy ]; then path=$(tools with-pyspy); ln -sf "$PYSPY" "$path/py-spy"; else path=$(tools no-pyspy gdb); fi
+  torch_job "$how" "$path" --hang-timeout 5
+  check "$how: rank 2 stuck, --hang-timeout 5: stopped as a hang, exit 124 ($status), within 30 s ($ms ms)" \
+    bash -c "[ $status = 124 ] && [ $ms -lt 30000 ]" || tail -5 "$WORK/$how.err"
+  check "$how: the verdict names rank 2 in load_batch and the others in all_reduce" \
+    grep -q "aml-launch: $verdict_re" "$WORK/$how.err" || grep aml-launch "$WORK/$how.err"
+  check "$how: each rank's line (its frame, its /proc state)" bash -c \
+    "grep -q 'rank 2 (node 0, pid [0-9]*): load_batch (hang_train.py:[0-9]*); S (sleeping)' '$WORK/$how.err' &&
+     grep -q 'rank 0 (node 0, pid [0-9]*): all_reduce (distributed_c10d.py:[0-9]*); S (sleeping)' '$WORK/$how.err'"
+  check "$how: every rank's log holds its stacks (Python, from $how)" bash -c \
+    "for r in 0 1 2 3; do grep -q -- '--- Python stacks ($how)' '$WORK/$how.logs/std_log_process_'\$r.txt || exit 1; done"
+  check "$how: the summary file has the hang (verdict, every rank's place), exit 124" $py -c '
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+h = s["hang"]
+assert s["exit_code"] == 124 and s["first_failure"] is None, s
+assert re.fullmatch(sys.argv[2], h["verdict"]), h["verdict"]
+assert [r["rank"] for r in h["ranks"]] == [0, 1, 2, 3], h
+assert h["ranks"][2]["place"].startswith("load_batch (hang_train.py:"), h' "$WORK/$how.json" \
+    "$(sed 's/(/\\(/g; s/)/\\)/g' <<<"$verdict_re")"
+done
+check "faulthandler: without py-spy, SIGABRT was the ranks' last signal, their stacks on stderr" \
+  grep -q "Current thread 0x" "$WORK/faulthandler.logs/std_log_process_2.txt"
+check "faulthandler: and gdb's native stacks are in the log all the same" \
+  grep -q -- "--- native stacks (gdb)" "$WORK/faulthandler.logs/std_log_process_2.txt"
+
+# --- A restart: the hang is a failure like any other; the second round does not get stuck.
+torch_job restart "$(tools restart)" --hang-timeout 5 --max-restarts 1
+check "--max-restarts 1: the hung round is restarted, the next one succeeds (exit $status)" \
+  bash -c "[ $status = 0 ] && grep -q 'restarting the workers (restart 1 of 1)' '$WORK/restart.err'" ||
+  tail -5 "$WORK/restart.err"
+
+# --- Not hung: a rank that computes without a word but calls aml_progress(); a job whose only
+# printing rank is rank 0.
+env -i PATH="$(tools quiet)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- $py -c '
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+lib.aml_progress.argtypes = [ctypes.c_longlong]
+end = time.time() + 3
+step = 0
+while time.time() < end:
+    step += 1
+    lib.aml_progress(step)' "$RANKLIB" >"$WORK/quiet.out" 2>"$WORK/quiet.err"
+status=$?
+check "busy and silent for 3 s, calling aml_progress(), --hang-timeout 1: not hung (exit $status)" \
+  [ $status = 0 ] || cat "$WORK/quiet.err"
+env -i PATH="$(tools chatty sleep)" MARK="$MARK" "$BIN" --nproc-per-node 3 --hang-timeout 1 -- sh -c \
+  'if [ "$RANK" = 0 ]; then for i in 1 2 3 4 5 6 7 8 9 10; do echo "step $i"; sleep 0.3; done; else sleep 3; fi' \
+  >"$WORK/chatty.out" 2>"$WORK/chatty.err"
+status=$?
+check "only rank 0 prints (every 0.3 s for 3 s), --hang-timeout 1: not hung (exit $status)" [ $status = 0 ]
+
+# --- A native worker blocked in read() on a pipe (rank 0) while rank 1 sleeps.
+for how in gdb proc; do
+  if [ $how = gdb ]; then path=$(tools native-gdb gdb); else path=$(tools native-proc); fi
+  env -i PATH="$path" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BLOCKED" \
+    >"$WORK/native-$how.out" 2>"$WORK/native-$how.err"
+  status=$?
+  check "native, $how: blocked in read(), exit 124 ($status)" [ $status = 124 ]
+  if [ $how = gdb ]; then
+    check "native, gdb: rank 0 is named in read, from its caller's source line" \
+      grep -q "rank 0 is in read < wait_for_input (blocked_read.c:[0-9]*)" "$WORK/native-gdb.err" ||
+      grep aml-launch "$WORK/native-gdb.err"
+  else
+    check "native, /proc: rank 0 is named by where the kernel has it wait (pipe_read), rank 1 too" bash -c \
+      "grep -q 'rank 0 is in the kernel.s [a-z_]*pipe_read' '$WORK/native-proc.err' &&
+       grep -q 'rank 1 (node 0, pid [0-9]*): the kernel.s hrtimer_nanosleep; S (sleeping)' '$WORK/native-proc.err'" ||
+      grep aml-launch "$WORK/native-proc.err"
+  fi
+done
+
+# --- The NCCL Flight Recorder: its variables are set, and its pipe written at the hang.
+env -i PATH="$(tools fr)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 --log-dir "$WORK/fr.logs" \
+  -- $py "$HERE/hang/flight_recorder.py" >"$WORK/fr.out" 2>"$WORK/fr.err"
+status=$?
+check "Flight Recorder: exit 124 ($status); each rank's pipe was written and it dumped into the log directory" \
+  bash -c "[ $status = 124 ] && grep -q 'flight recorder of rank 0' '$WORK/fr.logs/nccl_trace_rank_0' &&
+           grep -q 'flight recorder of rank 1' '$WORK/fr.logs/nccl_trace_rank_1'" || cat "$WORK/fr.err"
+plan=$(env -i PATH=/usr/bin:/bin "$BIN" --hang-timeout 30 --log-dir /logs --dry-run -- true)
+check "--dry-run shows what --hang-timeout gives the workers (faulthandler, Flight Recorder)" bash -c \
+  'grep -q "PYTHONFAULTHANDLER=1" <<<"$1" && grep -q "TORCH_NCCL_TRACE_BUFFER_SIZE=" <<<"$1" &&
+   grep -q "TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/logs/nccl_pipe_rank_" <<<"$1"' _ "$plan"
+
+# --- Two hosts (network namespaces) x 2 ranks, the stuck rank 2 on node 1: the nodes find
+# the job hung together (each node's ranks quiet), pool a digest of each rank through the
+# store, and print the same verdict.
+CLUSTER="$HERE/../cluster/netns_cluster.sh"
+NET="hg$$"
+trap 'kill -KILL $(grep -l "MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; bash "$CLUSTER" down "$NET" 2; rm -rf "$WORK"' EXIT
+bash "$CLUSTER" up "$NET" 2
+port=29533
+path=$(tools two-nodes gdb)
+t0=$(date +%s%N)
+for n in 0 1; do
+  bash "$CLUSTER" exec "$NET" $n env -i PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --nnodes 2 \
+    --node-rank $n --nproc-per-node 2 --master-addr "$(bash "$CLUSTER" addr 0)" --master-port $port \
+    --hang-timeout 5 --summary-file "$WORK/two.$n.json" -- $py "$HERE/hang/hang_train.py" \
+    >"$WORK/two.$n.out" 2>"$WORK/two.$n.err" &
+  pids[n]=$!
+done
+wait ${pids[0]}; s0=$?
+wait ${pids[1]}; s1=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "two nodes, rank 2 stuck on node 1: both exit 124 ($s0 $s1) within 60 s ($ms ms)" \
+  bash -c "[ '$s0 $s1' = '124 124' ] && [ $ms -lt 60000 ]" || cat "$WORK"/two.*.err
+v0=$(grep "^aml-launch: rank 2 (node 1) is in" "$WORK/two.0.err")
+v1=$(grep "^aml-launch: rank 2 (node 1) is in" "$WORK/two.1.err")
+check "two nodes: both print the same verdict, naming rank 2 on node 1 ($v0)" bash -c \
+  '[ -n "$1" ] && [ "$1" = "$2" ] && grep -q "rank 2 (node 1) is in load_batch (hang_train.py:[0-9]*); ranks 0, 1 and 3 (nodes 0 and 1) wait in all_reduce" <<<"$1"' \
+  _ "$v0" "$v1" || grep aml-launch "$WORK"/two.*.err
+check "two nodes: both summary files carry every node's ranks in the hang object" $py -c '
+import json, sys
+for n in (0, 1):
+    h = json.load(open(f"{sys.argv[1]}/two.{n}.json"))["hang"]
+    assert [(r["rank"], r["node_rank"]) for r in h["ranks"]] == [(0, 0), (1, 0), (2, 1), (3, 1)], h' "$WORK"
+
+# --- Bad values are refused, naming what was wrong.
+out=$(env -i PATH=/usr/bin:/bin "$BIN" --hang-timeout soon -- true 2>&1); status=$?
+check "--hang-timeout soon: exit 2 naming the flag ($out)" bash -c "[ $status = 2 ] && grep -q -- '--hang-timeout' <<<'$out'"
+out=$(env -i PATH=/usr/bin:/bin AML_LAUNCH_HANG_TIMEOUT=-3 "$BIN" -- true 2>&1); status=$?
+check "AML_LAUNCH_HANG_TIMEOUT=-3: exit 2 naming the variable ($out)" bash -c "[ $status = 2 ] && grep -q AML_LAUNCH_HANG_TIMEOUT <<<'$out'"
+finish
