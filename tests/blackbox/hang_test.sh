@@ -5,10 +5,10 @@
 # aml_progress(), or only one rank printing, are not hung; a native worker blocked in read()
 # is found by gdb, or by /proc without gdb; the NCCL Flight Recorder is asked for its dump;
 # --max-restarts restarts a hung job like any failure.
-# usage: hang_test.sh AML_LAUNCH LIBAML_RANK BLOCKED_READ
+# usage: hang_test.sh AML_LAUNCH BUSY_PROGRESS BLOCKED_READ
 set -u
 BIN=$(realpath "$1")
-RANKLIB=$(realpath "$2")
+BUSY=$(realpath "$2")
 BLOCKED=$(realpath "$3")
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/assert.sh"
@@ -87,15 +87,8 @@ check "--max-restarts 1: the hung round is restarted, the next one succeeds (exi
 
 # --- Not hung: a rank that computes without a word but calls aml_progress(); a job whose only
 # printing rank is rank 0.
-env -i PATH="$(tools quiet)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- $py -c '
-import ctypes, sys, time
-lib = ctypes.CDLL(sys.argv[1])
-lib.aml_progress.argtypes = [ctypes.c_longlong]
-end = time.time() + 3
-step = 0
-while time.time() < end:
-    step += 1
-    lib.aml_progress(step)' "$RANKLIB" >"$WORK/quiet.out" 2>"$WORK/quiet.err"
+env -i PATH="$(tools quiet)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BUSY" \
+  >"$WORK/quiet.out" 2>"$WORK/quiet.err"
 status=$?
 check "busy and silent for 3 s, calling aml_progress(), --hang-timeout 1: not hung (exit $status)" \
   [ $status = 0 ] || cat "$WORK/quiet.err"
