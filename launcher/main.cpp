@@ -386,6 +386,7 @@ int run(int argc, char** argv) {
   run_options.hang_timeout_seconds = options.hang_timeout_seconds;
   run_options.node_rank = plan.topology.node_rank;
   if (options.hang_timeout_seconds > 0) {
+    run_options.hang_dir = flight_recorder_dir(options, env, plan.run_id);
     // The Flight Recorder's files where the workers will have them: ours, or the user's own.
     EnvList effective = inputs->hang_env;
     for (const char* name :

@@ -62,6 +62,7 @@ std::string HangReport::text() const {
       seconds(timeout_seconds) + " (--hang-timeout)\n";
   text += "aml-launch: " + verdict + "\n";
   for (const RankLook& look : ranks) text += "aml-launch:   " + look.line() + "\n";
+  if (!stacks_at.empty()) text += "aml-launch: every rank's stacks: " + stacks_at + "\n";
   return text;
 }
 

@@ -39,6 +39,7 @@ struct HangReport {
   std::vector<RankLook> ranks;    // this node's
   std::vector<RankPlace> places;  // every node's, the verdict's input
   std::string verdict;
+  std::string stacks_at;  // where the full stacks were written, for people
 
   std::string text() const;       // for stderr
   std::string json_text() const;  // the --summary-file's "hang" object

@@ -30,6 +30,7 @@
 #include "supervisor/stack_collection.hpp"
 #include "util/expand_fields.hpp"
 #include "util/make_directories.hpp"
+#include "util/replace_file.hpp"
 
 namespace aml {
 
@@ -686,12 +687,21 @@ class Round {
       hung.time = utc_timestamp(std::chrono::system_clock::now());
       tell_peers(hung);  // a node whose workers had finished hears it as the job's failure
     }
-    // The whole of what was seen goes into each rank's log file.
+    // The whole of what was seen goes into each rank's log file, or a file of its own.
     for (const RankLook& look : report.ranks) {
+      bool logged = false;
       for (std::size_t i = 0; i < workers_.size() && i < log_files_.size(); ++i) {
         if (workers_[i].launch.rank == look.rank && log_files_[i]) {
           log_files_[i]->append(look.full_text());
+          report.stacks_at = "at the end of each rank's log file";
+          logged = true;
         }
+      }
+      if (logged || options_.hang_dir.empty()) continue;
+      make_directories(options_.hang_dir);
+      const std::string prefix = options_.hang_dir + "/hang_stacks_rank_";
+      if (replace_file(prefix + std::to_string(look.rank) + ".txt", look.full_text())) {
+        report.stacks_at = prefix + "<rank>.txt";
       }
     }
     outcome_.hang = std::move(report);

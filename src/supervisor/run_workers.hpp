@@ -45,6 +45,8 @@ struct RunOptions {
   double hang_timeout_seconds = 0;
   std::string flight_recorder_pipe_prefix;
   std::string flight_recorder_dump_prefix;
+  // Where the ranks' full stacks go when they have no log file.
+  std::string hang_dir;
   int node_rank = 0;  // for the hang report
 };
 

@@ -231,6 +231,10 @@ std::string place_from_gdb(const std::string& backtrace) {
       main_thread = line.rfind("Thread 1 ", 0) == 0;
       continue;
     }
+    // C++ names: "(anonymous namespace)::f" is f to a reader.
+    for (std::size_t at; (at = line.find("(anonymous namespace)::")) != std::string::npos;) {
+      line.erase(at, std::strlen("(anonymous namespace)::"));
+    }
     if (!(main_thread || single) || !std::regex_search(line, m, frame)) continue;
     std::string function = m[2];
     // __GI___clock_nanosleep, __libc_read: glibc's inner names for what was called.

@@ -101,13 +101,17 @@ check "only rank 0 prints (every 0.3 s for 3 s), --hang-timeout 1: not hung (exi
 # --- A native worker blocked in read() on a pipe (rank 0) while rank 1 sleeps.
 for how in gdb proc; do
   if [ $how = gdb ]; then path=$(tools native-gdb gdb); else path=$(tools native-proc); fi
-  env -i PATH="$path" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BLOCKED" \
+  env -i PATH="$path" MARK="$MARK" TMPDIR="$WORK/tmp.$how" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BLOCKED" \
     >"$WORK/native-$how.out" 2>"$WORK/native-$how.err"
   status=$?
   check "native, $how: blocked in read(), exit 124 ($status)" [ $status = 124 ]
   if [ $how = gdb ]; then
+    check "native, gdb: without a log directory the stacks go to a file per rank (named on stderr)" bash -c \
+      "grep -q 'every rank.s stacks: $WORK/tmp.gdb/aml-launch-.*/hang_stacks_rank_<rank>.txt' '$WORK/native-gdb.err' &&
+       grep -q -- '--- native stacks (gdb)' $WORK/tmp.gdb/aml-launch-*/hang_stacks_rank_0.txt" ||
+      grep aml-launch "$WORK/native-gdb.err"
     check "native, gdb: rank 0 is named in read, from its caller's source line" \
-      grep -q "rank 0 is in read < wait_for_input (blocked_read.c:[0-9]*)" "$WORK/native-gdb.err" ||
+      grep -q "rank 0 is in read < wait_for_input (blocked_read.cpp:[0-9]*)" "$WORK/native-gdb.err" ||
       grep aml-launch "$WORK/native-gdb.err"
   else
     check "native, /proc: rank 0 is named by where the kernel has it wait (pipe_read), rank 1 too" bash -c \

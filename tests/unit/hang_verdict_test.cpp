@@ -65,6 +65,9 @@ TEST(StackPlaces, GdbMainThreadInnermostFunctionThenItsCaller) {
       "#1  0x000055 in wait_for_input (fd=3) at blocked_read.c:8\n"
       "#2  0x000055 in main () at blocked_read.c:16\n";
   EXPECT_EQ(place_from_gdb(bt), "read < wait_for_input (blocked_read.c:8)");
+  EXPECT_EQ(place_from_gdb("#0  0x1 in __GI___libc_read (fd=3) at ../sysdeps/read.c:26\n"
+                           "#1  0x2 in (anonymous namespace)::wait_for_input (fd=3) at b.cpp:11\n"),
+            "read < wait_for_input (b.cpp:11)");
   EXPECT_EQ(place_from_gdb("#0  0x1 in __GI___clock_nanosleep (a=1) at x/sysdeps/y.c:7\n"
                            "#1  0x2 in ?? ()\n"),
             "clock_nanosleep");

@@ -13,6 +13,6 @@ int main(void) {
     aml_progress(++step);
     clock_gettime(CLOCK_MONOTONIC, &now);
   } while (now.tv_sec - start.tv_sec < 3);
-  printf("done after %lld steps\n", step);
+  printf("done after %lld steps (%g)\n", step, sum);
   return 0;
 }
