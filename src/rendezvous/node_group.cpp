@@ -380,6 +380,20 @@ bool NodeGroup::job_quiet(bool this_node_quiet) {
   return true;
 }
 
+void NodeGroup::all_looked() {
+  (void)control_.set(node_key("looked", options_.self.node_rank), "1");
+  const auto deadline = Clock::now() + kPlacesWait;
+  std::vector<std::string> keys;
+  for (int node = 0; node < options_.self.nnodes; ++node) {
+    keys.push_back(node_key("looked", node));
+    if (keys.size() < kKeysPerCall && node + 1 < options_.self.nnodes) continue;
+    auto left = std::max(milliseconds(0),
+                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+    (void)control_.wait(keys, left);
+    keys.clear();
+  }
+}
+
 std::vector<RankPlace> NodeGroup::pool_places(const std::vector<RankPlace>& mine) {
   nlohmann::json out = nlohmann::json::array();
   for (const RankPlace& p : mine) {

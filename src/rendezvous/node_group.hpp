@@ -63,6 +63,7 @@ class NodeGroup : public PeerLink {
   int member() const override { return options_.self.node_rank; }
   bool job_quiet(bool this_node_quiet) override;
   std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) override;
+  void all_looked() override;
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);

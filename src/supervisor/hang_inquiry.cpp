@@ -80,6 +80,8 @@ HangInquiry::HangInquiry(std::vector<Target> targets, double timeout_seconds,
   deadline_ = Clock::now() + kFaulthandlerWait;
 }
 
+void HangInquiry::restart_faulthandler_clock() { deadline_ = Clock::now() + kFaulthandlerWait; }
+
 void HangInquiry::faulthandler_text(std::size_t worker, std::string text) {
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     if (targets_[i].worker != worker) continue;

@@ -43,6 +43,8 @@ class HangInquiry {
   };
   const std::vector<Abort>& faulthandler_aborts() const { return aborts_; }
   Clock::time_point deadline() const { return deadline_; }
+  // The SIGABRTs go out now (after the other nodes' looks): their wait starts now.
+  void restart_faulthandler_clock();
   // What worker `worker` wrote on stderr after its SIGABRT.
   void faulthandler_text(std::size_t worker, std::string text);
   // This node's part, its verdict over this node's ranks alone.

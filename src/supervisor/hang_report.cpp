@@ -3,7 +3,11 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "supervisor/failure_summary.hpp"
+#include "supervisor/rank_log.hpp"
 #include "supervisor/stack_collection.hpp"
+#include "util/make_directories.hpp"
+#include "util/replace_file.hpp"
 
 namespace aml {
 namespace {
@@ -64,6 +68,31 @@ std::string HangReport::text() const {
   for (const RankLook& look : ranks) text += "aml-launch:   " + look.line() + "\n";
   if (!stacks_at.empty()) text += "aml-launch: every rank's stacks: " + stacks_at + "\n";
   return text;
+}
+
+JobFailure hang_failure(const HangReport& report) {
+  JobFailure hung;
+  hung.exit_code = kHangExitCode;
+  hung.status = "the job hung: " + report.verdict;
+  hung.time = utc_timestamp(std::chrono::system_clock::now());
+  return hung;
+}
+
+void keep_full_stacks(HangReport& report, const std::function<RankLog*(int rank)>& log_of,
+                      const std::string& dir) {
+  for (const RankLook& look : report.ranks) {
+    if (RankLog* log = log_of(look.rank)) {
+      log->append(look.full_text());
+      report.stacks_at = "at the end of each rank's log file";
+      continue;
+    }
+    if (dir.empty()) continue;
+    make_directories(dir);
+    const std::string prefix = dir + "/hang_stacks_rank_";
+    if (replace_file(prefix + std::to_string(look.rank) + ".txt", look.full_text())) {
+      report.stacks_at = prefix + "<rank>.txt";
+    }
+  }
 }
 
 std::string HangReport::json_text() const {

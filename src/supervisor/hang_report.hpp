@@ -5,10 +5,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "supervisor/hang_verdict.hpp"
+#include "supervisor/job_failure.hpp"
 #include "supervisor/proc_state.hpp"
 
 namespace aml {
@@ -51,5 +53,14 @@ std::string place_of(const RankLook& look);
 
 // The documented exit status of a hung job.
 inline constexpr int kHangExitCode = 124;
+
+// The hang as the other nodes hear of it (the abort record).
+JobFailure hang_failure(const HangReport& report);
+
+class RankLog;
+// The whole of what was seen of each rank goes at the end of its log file, or, where it has
+// none, into DIR/hang_stacks_rank_<rank>.txt; report.stacks_at says where.
+void keep_full_stacks(HangReport& report, const std::function<RankLog*(int rank)>& log_of,
+                      const std::string& dir);
 
 }  // namespace aml

@@ -48,7 +48,9 @@ int HangWatch::add_worker() {
   return fd;
 }
 
-void HangWatch::output_from(std::size_t) { last_progress_ = Clock::now(); }
+void HangWatch::output_from(std::size_t) {
+  if (on()) last_progress_ = Clock::now();
+}
 
 std::optional<bool> HangWatch::quiet(Clock::time_point now, const std::vector<pid_t>& pids) {
   if (!on() || now < next_check_) return std::nullopt;

@@ -36,6 +36,7 @@ class HangWatch {
   // start order, 0 for an ended one); true when none of them progressed for the timeout.
   std::optional<bool> quiet(Clock::time_point now, const std::vector<pid_t>& pids);
   int next_check_ms(Clock::time_point now) const;
+  bool due(Clock::time_point now) const { return on() && now >= next_check_; }
 
   std::int64_t step(std::size_t index) const;  // the last step given; -1 for none
   double cpu_seconds_last_interval(std::size_t index) const;

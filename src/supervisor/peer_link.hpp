@@ -42,6 +42,10 @@ class PeerLink {
   // This node's ranks' places in; every node's out (those that came within a short wait),
   // the same on every node: the verdict's input.
   virtual std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) = 0;
+  // Every node has looked at its ranks without harming them: from here on they may be given
+  // SIGABRT for their faulthandler stacks (one node's ranks dying early would change what the
+  // others' show). Waits a short while at most.
+  virtual void all_looked() = 0;
 };
 
 }  // namespace aml

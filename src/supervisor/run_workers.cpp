@@ -30,7 +30,6 @@
 #include "supervisor/stack_collection.hpp"
 #include "util/expand_fields.hpp"
 #include "util/make_directories.hpp"
-#include "util/replace_file.hpp"
 
 namespace aml {
 
@@ -623,6 +622,13 @@ class Round {
     }
   }
 
+  RankLog* log_of(int rank) const {
+    for (std::size_t i = 0; i < workers_.size() && i < log_files_.size(); ++i) {
+      if (workers_[i].launch.rank == rank) return log_files_[i].get();
+    }
+    return nullptr;
+  }
+
   bool watching_for_hang() const {
     return hang_watch_.on() && !tearing_down_ && !inquiry_ && alive_ > 0;
   }
@@ -631,7 +637,8 @@ class Round {
   // (hang_inquiry.hpp), then the job stops as a failure with the verdict.
   void watch_for_hang() {
     if (inquiry_ && !outcome_.hang) return finish_hang_inquiry();
-    if (!watching_for_hang()) return;
+    // /proc and the log files are read at check times only, not at every wake-up of the relay.
+    if (!watching_for_hang() || !hang_watch_.due(Clock::now())) return;
     std::vector<pid_t> pids;
     for (Worker& w : workers_) {
       pids.push_back(w.alive ? rank_process(w.pid) : 0);
@@ -658,7 +665,10 @@ class Round {
     }
     inquiry_.emplace(std::move(targets), options_.hang_timeout_seconds,
                      options_.flight_recorder_pipe_prefix, options_.flight_recorder_dump_prefix);
+    if (options_.peers != nullptr && !peers_stopped_) options_.peers->all_looked();
+    inquiry_->restart_faulthandler_clock();
     for (const HangInquiry::Abort& a : inquiry_->faulthandler_aborts()) {
+      kill(a.pid, SIGCONT);  // a tool that ran out of time may have left it stopped
       workers_[a.worker].err->capture(256 * 1024);
       kill(a.pid, SIGABRT);  // faulthandler writes every thread's stack, then it dies
     }
@@ -681,29 +691,10 @@ class Round {
       // Every node's ranks, the same verdict on every node.
       report.places = options_.peers->pool_places(report.places);
       report.verdict = hang_verdict(report.places);
-      JobFailure hung;
-      hung.exit_code = kHangExitCode;
-      hung.status = "the job hung: " + report.verdict;
-      hung.time = utc_timestamp(std::chrono::system_clock::now());
-      tell_peers(hung);  // a node whose workers had finished hears it as the job's failure
+      tell_peers(hang_failure(report));  // a node whose workers had finished hears it so
     }
-    // The whole of what was seen goes into each rank's log file, or a file of its own.
-    for (const RankLook& look : report.ranks) {
-      bool logged = false;
-      for (std::size_t i = 0; i < workers_.size() && i < log_files_.size(); ++i) {
-        if (workers_[i].launch.rank == look.rank && log_files_[i]) {
-          log_files_[i]->append(look.full_text());
-          report.stacks_at = "at the end of each rank's log file";
-          logged = true;
-        }
-      }
-      if (logged || options_.hang_dir.empty()) continue;
-      make_directories(options_.hang_dir);
-      const std::string prefix = options_.hang_dir + "/hang_stacks_rank_";
-      if (replace_file(prefix + std::to_string(look.rank) + ".txt", look.full_text())) {
-        report.stacks_at = prefix + "<rank>.txt";
-      }
-    }
+    keep_full_stacks(
+        report, [this](int rank) { return log_of(rank); }, options_.hang_dir);
     outcome_.hang = std::move(report);
     outcome_.exit_code = kHangExitCode;
     begin_teardown();
