@@ -34,6 +34,11 @@ constexpr std::string_view kComplete = "complete";
 // --hang-timeout: how long a node waits for the others' digests of their ranks.
 constexpr milliseconds kPlacesWait{40000};
 
+milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
+  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
+                                       deadline - std::chrono::steady_clock::now()));
+}
+
 std::string seconds_text(milliseconds ms) {
   auto s = ms.count() / 1000.0;
   std::string text = std::to_string(s);
@@ -91,16 +96,21 @@ void NodeGroup::wait_for_verdict_readers() {
   auto verdict = job_failure_from_json(**stored);
   const int lost = verdict ? verdict->member_or_node() : -1;
   const auto deadline = Clock::now() + options_.node_timeout;
-  std::vector<std::string> readers;
-  for (int node = 1; node < options_.self.nnodes; ++node) {
-    if (node != lost) readers.push_back(node_key("heard", node));
-    if (readers.size() == kKeysPerCall || (node + 1 == options_.self.nnodes && !readers.empty())) {
-      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      auto all = control_.wait(readers, std::max(milliseconds(0), left));
-      if (!all || !*all) return;
-      readers.clear();
-    }
+  for (const auto& readers : key_batches("heard", 1, lost)) {
+    auto all = control_.wait(readers, left_until(deadline));
+    if (!all || !*all) return;
   }
+}
+
+std::vector<std::vector<std::string>> NodeGroup::key_batches(const std::string& name, int first,
+                                                             int skip) const {
+  std::vector<std::vector<std::string>> batches;
+  for (int node = first; node < options_.self.nnodes; ++node) {
+    if (node == skip) continue;
+    if (batches.empty() || batches.back().size() == kKeysPerCall) batches.emplace_back();
+    batches.back().push_back(node_key(name, node));
+  }
+  return batches;
 }
 
 milliseconds NodeGroup::beat_interval() const {
@@ -188,14 +198,9 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
 }
 
 Result<bool> NodeGroup::all_exist(const std::string& name) {
-  std::vector<std::string> keys;
-  for (int node = 0; node < options_.self.nnodes; ++node) {
-    keys.push_back(node_key(name, node));
-    if (keys.size() == kKeysPerCall || node + 1 == options_.self.nnodes) {
-      auto present = control_.check(keys);
-      if (!present || !*present) return present;
-      keys.clear();
-    }
+  for (const auto& keys : key_batches(name)) {
+    auto present = control_.check(keys);
+    if (!present || !*present) return present;
   }
   return true;
 }
@@ -210,24 +215,18 @@ Result<Agreement> NodeGroup::lead_round() {
   // Every node's info, in order: one call waits for a thousand nodes at once, all of them
   // until the common deadline.
   std::vector<int> present;
-  std::vector<std::string> keys;
-  for (int node = 0; node < nnodes; ++node) {
-    keys.push_back(node_key("node", node));
-    if (keys.size() < kKeysPerCall && node + 1 < nnodes) continue;
-    auto left = std::max(milliseconds(0),
-                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-    auto infos = control_.get_all(keys, left);
+  int node = 0;
+  for (const auto& keys : key_batches("node")) {
+    auto infos = control_.get_all(keys, left_until(deadline));
     if (!infos) return infos.error();
-    const int first = node + 1 - static_cast<int>(keys.size());
-    for (std::size_t i = 0; i < infos->size(); ++i) {
-      const auto& info = (*infos)[i];
+    for (const auto& info : *infos) {
+      const int this_node = node++;
       if (!info) continue;
       auto parsed = node_info_from_json(*info);
       if (!parsed) return invalid("rendezvous", *info, "a node description from aml-launch");
       agreement.nodes.push_back(*parsed);
-      present.push_back(first + static_cast<int>(i));
+      present.push_back(this_node);
     }
-    keys.clear();
   }
   std::string error;
   if (static_cast<int>(present.size()) < nnodes) {
@@ -383,15 +382,7 @@ bool NodeGroup::job_quiet(bool this_node_quiet) {
 void NodeGroup::all_looked() {
   (void)control_.set(node_key("looked", options_.self.node_rank), "1");
   const auto deadline = Clock::now() + kPlacesWait;
-  std::vector<std::string> keys;
-  for (int node = 0; node < options_.self.nnodes; ++node) {
-    keys.push_back(node_key("looked", node));
-    if (keys.size() < kKeysPerCall && node + 1 < options_.self.nnodes) continue;
-    auto left = std::max(milliseconds(0),
-                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-    (void)control_.wait(keys, left);
-    keys.clear();
-  }
+  for (const auto& keys : key_batches("looked")) (void)control_.wait(keys, left_until(deadline));
 }
 
 std::vector<RankPlace> NodeGroup::pool_places(const std::vector<RankPlace>& mine) {
@@ -404,14 +395,8 @@ std::vector<RankPlace> NodeGroup::pool_places(const std::vector<RankPlace>& mine
   // Every node looks at its ranks at about the same time; their tools take seconds.
   const auto deadline = Clock::now() + kPlacesWait;
   std::vector<RankPlace> all;
-  std::vector<std::string> keys;
-  for (int node = 0; node < options_.self.nnodes; ++node) {
-    keys.push_back(node_key("places", node));
-    if (keys.size() < kKeysPerCall && node + 1 < options_.self.nnodes) continue;
-    auto left = std::max(milliseconds(0),
-                         std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-    auto values = control_.get_all(keys, left);
-    keys.clear();
+  for (const auto& keys : key_batches("places")) {
+    auto values = control_.get_all(keys, left_until(deadline));
     if (!values) continue;
     for (const auto& value : *values) {
       if (!value) continue;

@@ -74,9 +74,12 @@ class NodeGroup : public PeerLink {
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node
-  std::optional<JobFailure> find_silent_node();     // node 0
-  std::optional<JobFailure> beat();                 // a follower
-  PeerNews hear_abort();                            // the watch connection has an answer
+  // NAME/<node> for the nodes from `first` on (but `skip`), a store call's worth at a time.
+  std::vector<std::vector<std::string>> key_batches(const std::string& name, int first = 0,
+                                                    int skip = -1) const;
+  std::optional<JobFailure> find_silent_node();  // node 0
+  std::optional<JobFailure> beat();              // a follower
+  PeerNews hear_abort();                         // the watch connection has an answer
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
