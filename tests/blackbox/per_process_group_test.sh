@@ -86,11 +86,12 @@ check "--no-group: rank 1 exits 9, the others finish their work and exit 0 ($s0 
 read -r port0 store0 <"$WORK/port.0"
 check "--no-group: the workers keep the scheduler's MASTER_PORT ($port0)" [ "$port0" = "$P" ]
 
-# --- Two ranks claiming one rank: a clear error naming RANK.
+# --- Two ranks claiming one rank: a clear error naming RANK. The job lasts long enough for the
+# second claim to meet its store (with `true` it could be over, its store gone, first).
 P=$(port)
 for i in 0 1; do
   env -i PATH=/usr/bin:/bin MARK="aml-ppgroup-$$-dup" MASTER_ADDR=127.0.0.1 MASTER_PORT="$P" \
-    WORLD_SIZE=2 RANK=$i LOCAL_RANK=$i LOCAL_WORLD_SIZE=2 "$BIN" --rdzv-timeout 3 -- true \
+    WORLD_SIZE=2 RANK=$i LOCAL_RANK=$i LOCAL_WORLD_SIZE=2 "$BIN" --rdzv-timeout 3 -- sleep 2 \
     >/dev/null 2>"$WORK/dup.$i.err" &
 done
 env -i PATH=/usr/bin:/bin MARK="aml-ppgroup-$$-dup" MASTER_ADDR=127.0.0.1 MASTER_PORT="$P" \
