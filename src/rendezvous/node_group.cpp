@@ -351,7 +351,6 @@ std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
 
 void NodeGroup::local_success() {
   finishing_ = true;
-  job_quiet(true);  // for --hang-timeout: nothing of this node's runs, so nothing progresses
   (void)control_.set(node_key("done", options_.self.node_rank), "1");
   // Its workers all finished well: from here on its launcher going away costs the job nothing.
   if (options_.self.node_rank != 0) (void)control_.clear_last_will();

@@ -36,7 +36,7 @@ class PeerLink {
   virtual int member() const = 0;
 
   // --hang-timeout across nodes (DESIGN §6): whether this node's ranks showed no progress for
-  // the timeout (a node whose workers all finished counts as quiet); true once every node's
+  // the timeout (a node whose workers all finished says so too); true once every node's
   // are quiet: the job is hung, and every node looks at its ranks.
   virtual bool job_quiet(bool this_node_quiet) = 0;
   // This node's ranks' places in; every node's out (those that came within a short wait),

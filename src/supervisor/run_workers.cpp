@@ -123,6 +123,8 @@ class Round {
       if (alive_ == 0 && open_streams() == 0 && waiting_for_peers() && !told_success_) {
         told_success_ = true;
         options_.peers->local_success();
+        // --hang-timeout: nothing of this node's runs any more, so nothing of it progresses.
+        if (hang_watch_.on()) options_.peers->job_quiet(true);
       }
       wait_once();
     }

@@ -25,8 +25,9 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
-// Where execvp would find the command: PATH of the launcher's own environment, as a shell
-// searches it. Done before the child exists, so that the child only calls execve.
+}  // namespace
+
+// Called before the child exists, so that the child only calls execve.
 Result<std::string> find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");
@@ -48,6 +49,8 @@ Result<std::string> find_program(const std::string& name) {
   return invalid("command", name,
                  std::string("a program that can run (") + errno_text(reason) + ")");
 }
+
+namespace {
 
 // Everything the child needs, prepared by the parent: between clone and exec the child shares
 // the parent's memory and may only make system calls.

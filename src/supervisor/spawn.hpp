@@ -21,6 +21,10 @@ struct SpawnRequest {
   int inherited_fd = -1;  // a close-on-exec descriptor the worker keeps (its progress page)
 };
 
+// Where execvp would find the program: PATH of the launcher's own environment, as a shell
+// searches it; an error names the command.
+Result<std::string> find_program(const std::string& name);
+
 // The pid of the started worker, leader of a new process group; an error names the command.
 Result<pid_t> spawn_worker(const SpawnRequest& request);
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "supervisor/proc_state.hpp"
+#include "supervisor/spawn.hpp"
 
 extern char** environ;
 
@@ -21,18 +22,6 @@ namespace aml {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
-}
 
 std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -125,7 +114,11 @@ std::string shortened(const std::string& function, const std::string& file,
 
 }  // namespace
 
-StackTools StackTools::find() { return StackTools{on_path("py-spy"), on_path("gdb")}; }
+StackTools StackTools::find() {
+  auto py_spy = find_program("py-spy");
+  auto gdb = find_program("gdb");
+  return StackTools{py_spy ? *py_spy : "", gdb ? *gdb : ""};
+}
 
 pid_t rank_process(pid_t worker) {
   pid_t pid = worker;
