@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "supervisor/console.hpp"
 #include "supervisor/descendants.hpp"
@@ -460,17 +461,18 @@ class Round {
   // This node failed first (as far as it knows): the other nodes must stop too. Where another
   // node's failure was reported a moment before, that one is the job's (one verdict): this
   // node exits with its status and names it, its own failure coming second.
-  void tell_peers(JobFailure failure) {
-    if (options_.peers == nullptr || peers_stopped_) return;
+  // Returns the job's first report where it is another member's.
+  std::optional<JobFailure> tell_peers(JobFailure failure) {
+    if (options_.peers == nullptr || peers_stopped_) return std::nullopt;
     auto first = options_.peers->report(failure);
-    if (!first || first->member_or_node() == options_.peers->member() || first->stop_signal != 0) {
-      return;
-    }
-    if (failure.stop_signal != 0 || outcome_.remote_failure || outcome_.start_error || inquiry_) {
-      return;
+    if (!first || first->member_or_node() == options_.peers->member()) return std::nullopt;
+    if (first->stop_signal != 0 || failure.stop_signal != 0 || outcome_.remote_failure ||
+        outcome_.start_error || inquiry_) {
+      return first;
     }
     outcome_.remote_failure = *first;
     outcome_.exit_code = first->exit_code;
+    return first;
   }
 
   void take_signals() {
@@ -501,6 +503,12 @@ class Round {
       escalate_stop();
       return;
     }
+    if (outcome_.stopped && !outcome_.stopped->from_here()) {
+      // Another member's stop came first and this one is already stopping (a scheduler signals
+      // every task): the first stays the one named, everywhere.
+      outcome_.stopped->also_here = true;
+      return;
+    }
     // Also where every worker had ended: the launcher was stopped before it was done (the
     // console's catching up, the other nodes' end).
     JobStop stop;
@@ -513,7 +521,17 @@ class Round {
     record.exit_code = 128 + sig;
     record.status = "its launcher was stopped by " + signal_name(sig) + " from outside";
     record.time = stop.time;
-    tell_peers(record);
+    auto first = tell_peers(record);
+    if (first && first->stop_signal != 0) {
+      // Another member was stopped a moment before (a scheduler signals every task): that one is
+      // named, here as there.
+      stop.signal = first->stop_signal;
+      stop.node_rank = first->node_rank;
+      stop.host = first->host;
+      stop.rank = first->rank;
+      stop.time = first->time;
+      stop.also_here = true;
+    }
     start_stop(std::move(stop));
   }
 

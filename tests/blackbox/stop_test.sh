@@ -234,6 +234,21 @@ check "2 nodes, TERM to both (scancel): both exit 143 ($s0 $s1), no failure name
 check "2 nodes, TERM to both: each says it was stopped" \
   bash -c "grep -q 'node 0 (.*): .*stopped by SIGTERM' '$WORK/mterm.0.err' && grep -q 'node 1 (.*): .*stopped by SIGTERM' '$WORK/mterm.1.err'"
 
+# TERM to node 1, then to node 0 while node 0 is already stopping for node 1's: node 1's stays
+# the one named (one verdict), and node 0 says it got one too.
+two_nodes mlate "$py_up"'import signal
+signal.signal(signal.SIGTERM, lambda *_: (time.sleep(1.5), sys.exit(0)))
+time.sleep(60)'
+kill -TERM $node1
+sleep 0.5
+kill -TERM $node0
+wait_nodes
+check "2 nodes, TERM to node 1 then to node 0: both exit 143 ($s0 $s1)" [ "$s0 $s1" = "143 143" ]
+check "2 nodes, TERM to node 1 then to node 0: node 0 names node 1's and got one too" \
+  grep -q "node 0 (.*): the job was stopped by SIGTERM sent to node 1 (.*)'s launcher (this node's got one too) at " "$WORK/mlate.0.err"
+check "2 nodes, TERM to node 1 then to node 0: node 1 says it was stopped from outside" \
+  grep -q "node 1 (.*): stopped by SIGTERM from outside" "$WORK/mlate.1.err"
+
 # A worker failing on node 0 during a stop from node 1 is still a failure, on node 0.
 two_nodes mfail "$py_up"'try:
     time.sleep(60)
