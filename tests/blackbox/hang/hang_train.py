@@ -2,12 +2,27 @@
 # others wait for it in all_reduce. With TORCHELASTIC_RESTART_COUNT above 0 (a restart) none
 # gets stuck.
 import os
+import threading
 import time
 
-import torch
-import torch.distributed as dist
+# A line a second until the group is up: importing torch and meeting the others can take
+# more than the test's --hang-timeout on a busy machine, and that start-up is not the hang
+# this job is about.
+started = threading.Event()
+
+
+def starting():
+    while not started.wait(1.0):
+        print("starting", flush=True)
+
+
+threading.Thread(target=starting, daemon=True).start()
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
 
 dist.init_process_group("gloo")
+started.set()
 rank = dist.get_rank()
 restarted = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")) > 0
 
