@@ -650,7 +650,10 @@ class Round {
   }
 
   bool watching_for_hang() const {
-    return hang_watch_.on() && !tearing_down_ && !inquiry_ && alive_ > 0;
+    if (!hang_watch_.on() || tearing_down_ || inquiry_) return false;
+    // Node 0 declares the job hung: it goes on watching once its own workers are done, as
+    // another node's may be stuck (a rank that took another branch at the end).
+    return alive_ > 0 || (told_success_ && waiting_for_peers() && options_.peers->member() == 0);
   }
 
   // --hang-timeout: once no rank showed progress for that long, every rank is looked at

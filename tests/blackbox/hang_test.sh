@@ -166,6 +166,28 @@ for n in (0, 1):
     h = json.load(open(f"{sys.argv[1]}/two.{n}.json"))["hang"]
     assert [(r["rank"], r["node_rank"]) for r in h["ranks"]] == [(0, 0), (1, 0), (2, 1), (3, 1)], h' "$WORK"
 
+# Node 0's ranks finish at once; node 1's stay silent in sleep: node 0, done itself, still
+# finds the job hung, and both nodes stop with 124 naming node 1's ranks.
+path=$(tools late gdb sleep)
+t0=$(date +%s%N)
+for n in 0 1; do
+  bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 60 env -i PATH="$path" MARK="$MARK" "$BIN" --nnodes 2 \
+    --node-rank $n --nproc-per-node 2 --master-addr "$(bash "$CLUSTER" addr 0)" --master-port $((port + 1)) \
+    --hang-timeout 2 --summary-file "$WORK/late.$n.json" -- sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600' \
+    >"$WORK/late.$n.out" 2>"$WORK/late.$n.err" &
+  pids[n]=$!
+done
+wait ${pids[0]}; s0=$?
+wait ${pids[1]}; s1=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "two nodes, node 0's ranks done, node 1's silent: both exit 124 ($s0 $s1) within 30 s ($ms ms)" \
+  bash -c "[ '$s0 $s1' = '124 124' ] && [ $ms -lt 30000 ]" || cat "$WORK"/late.*.err
+check "two nodes, node 0's ranks done: the summary files name node 1's ranks 2 and 3" $py -c '
+import json, sys
+for n in (0, 1):
+    h = json.load(open(f"{sys.argv[1]}/late.{n}.json"))["hang"]
+    assert [(r["rank"], r["node_rank"]) for r in h["ranks"]] == [(2, 1), (3, 1)], h' "$WORK"
+
 # --- Bad values are refused, naming what was wrong.
 out=$(env -i PATH=/usr/bin:/bin "$BIN" --hang-timeout soon -- true 2>&1); status=$?
 check "--hang-timeout soon: exit 2 naming the flag ($out)" bash -c "[ $status = 2 ] && grep -q -- '--hang-timeout' <<<'$out'"
