@@ -140,19 +140,24 @@ CLUSTER="$HERE/../cluster/netns_cluster.sh"
 NET="hg$$"
 trap 'kill -KILL $(grep -l "MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; bash "$CLUSTER" down "$NET" 2; rm -rf "$WORK"' EXIT
 bash "$CLUSTER" up "$NET" 2
-port=29533
-path=$(tools two-nodes gdb)
-t0=$(date +%s%N)
-for n in 0 1; do
-  bash "$CLUSTER" exec "$NET" $n env -i PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --nnodes 2 \
-    --node-rank $n --nproc-per-node 2 --master-addr "$(bash "$CLUSTER" addr 0)" --master-port $port \
-    --hang-timeout 5 --summary-file "$WORK/two.$n.json" -- $py "$HERE/hang/hang_train.py" \
-    >"$WORK/two.$n.out" 2>"$WORK/two.$n.err" &
-  pids[n]=$!
-done
-wait ${pids[0]}; s0=$?
-wait ${pids[1]}; s1=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
+# two_hosts NAME PORT PATH FLAGS... -- COMMAND...: a launcher on each host, 2 ranks each, at
+# most 60 s; $s0 $s1 their statuses, $ms until both ended.
+two_hosts() {
+  local name=$1 port=$2 path=$3 t0 n
+  shift 3
+  t0=$(date +%s%N)
+  for n in 0 1; do
+    bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 60 env -i PATH="$path" MARK="$MARK" \
+      HOME="$WORK" "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \
+      --master-addr "$(bash "$CLUSTER" addr 0)" --master-port "$port" \
+      --summary-file "$WORK/$name.$n.json" "$@" >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
+    pids[n]=$!
+  done
+  wait ${pids[0]}; s0=$?
+  wait ${pids[1]}; s1=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+}
+two_hosts two 29533 "$(tools two-nodes gdb)" --hang-timeout 5 -- $py "$HERE/hang/hang_train.py"
 check "two nodes, rank 2 stuck on node 1: both exit 124 ($s0 $s1) within 60 s ($ms ms)" \
   bash -c "[ '$s0 $s1' = '124 124' ] && [ $ms -lt 60000 ]" || cat "$WORK"/two.*.err
 v0=$(grep "^aml-launch: rank 2 (node 1) is in" "$WORK/two.0.err")
@@ -168,18 +173,7 @@ for n in (0, 1):
 
 # Node 0's ranks finish at once; node 1's stay silent in sleep: node 0, done itself, still
 # finds the job hung, and both nodes stop with 124 naming node 1's ranks.
-path=$(tools late gdb sleep)
-t0=$(date +%s%N)
-for n in 0 1; do
-  bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 60 env -i PATH="$path" MARK="$MARK" "$BIN" --nnodes 2 \
-    --node-rank $n --nproc-per-node 2 --master-addr "$(bash "$CLUSTER" addr 0)" --master-port $((port + 1)) \
-    --hang-timeout 2 --summary-file "$WORK/late.$n.json" -- sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600' \
-    >"$WORK/late.$n.out" 2>"$WORK/late.$n.err" &
-  pids[n]=$!
-done
-wait ${pids[0]}; s0=$?
-wait ${pids[1]}; s1=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
+two_hosts late 29534 "$(tools late gdb sleep)" --hang-timeout 2 -- sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600'
 check "two nodes, node 0's ranks done, node 1's silent: both exit 124 ($s0 $s1) within 30 s ($ms ms)" \
   bash -c "[ '$s0 $s1' = '124 124' ] && [ $ms -lt 30000 ]" || cat "$WORK"/late.*.err
 check "two nodes, node 0's ranks done: the summary files name node 1's ranks 2 and 3" $py -c '
