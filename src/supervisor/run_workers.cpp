@@ -437,15 +437,20 @@ class Round {
     begin_teardown();
   }
 
+  // This launcher got a stop too, but `first` (another member's) came first: it is named.
+  static void name_first_stop(JobStop& stop, const JobFailure& first) {
+    stop.node_rank = first.node_rank;
+    stop.host = first.host;
+    stop.rank = first.rank;
+    stop.time = first.time;
+    stop.also_here = true;
+  }
+
   // Another node's launcher was stopped first: this node stops the same way (INT stays INT).
   void hear_stop(const JobFailure& heard) {
     if (outcome_.stopped) {
       // Stopped here too, but that node's signal came first: it is the one named.
-      outcome_.stopped->node_rank = heard.node_rank;
-      outcome_.stopped->host = heard.host;
-      outcome_.stopped->rank = heard.rank;
-      outcome_.stopped->time = heard.time;
-      outcome_.stopped->also_here = true;
+      name_first_stop(*outcome_.stopped, heard);
       return;
     }
     if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
@@ -526,11 +531,7 @@ class Round {
       // Another member was stopped a moment before (a scheduler signals every task): that one is
       // named, here as there.
       stop.signal = first->stop_signal;
-      stop.node_rank = first->node_rank;
-      stop.host = first->host;
-      stop.rank = first->rank;
-      stop.time = first->time;
-      stop.also_here = true;
+      name_first_stop(stop, *first);
     }
     start_stop(std::move(stop));
   }
