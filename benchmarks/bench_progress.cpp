@@ -17,7 +17,7 @@ namespace {
 
 // The page as the launcher makes it, named in the environment before the first call.
 aml::HangWatch& launcher_page() {
-  static aml::HangWatch watch(std::chrono::seconds(60));
+  static aml::HangWatch watch(std::chrono::seconds(60), std::chrono::seconds(600));
   static const int fd = [] {
     int made = watch.add_worker();
     setenv(aml::kProgressFdVariable, std::to_string(made).c_str(), 1);

@@ -52,7 +52,11 @@ aml_launch.progress() / aml::progress() / aml_progress(), an atomic add without 
 call), every rank is looked at (/proc; Python stacks with py-spy, else faulthandler:
 SIGABRT; native stacks with gdb; PyTorch's NCCL Flight Recorder dump), the ranks that are not
 where the others wait are named, full stacks go to each rank's log, and the job stops as a
-failure: exit 124.
+failure: exit 124. The look runs beside the supervision (signals, output and the other nodes
+go on), and it is never wrong the other way: a rank that shows progress meanwhile, or whose
+stack changed or that used CPU between two looks a moment apart, calls it off and the job
+goes on. Start-up is not a hang: a rank's silence counts from its first progress, or after
+--hang-startup-timeout. On several nodes any node that sees the whole job quiet declares it.
 
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER

@@ -384,6 +384,7 @@ int run(int argc, char** argv) {
   run_options.output = output_options(options, plan, env);
   run_options.peers = group.get();
   run_options.hang_timeout_seconds = options.hang_timeout_seconds;
+  run_options.hang_startup_timeout_seconds = options.hang_startup_timeout_seconds;
   run_options.node_rank = plan.topology.node_rank;
   if (options.hang_timeout_seconds > 0) {
     run_options.hang_dir = flight_recorder_dir(options, env, plan.run_id);

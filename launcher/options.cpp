@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -25,7 +26,7 @@ namespace {
 struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
-  std::string rdzv_timeout, node_timeout, preflight_min_busbw, hang_timeout;
+  std::string rdzv_timeout, node_timeout, preflight_min_busbw, hang_timeout, hang_startup_timeout;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -129,6 +130,16 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     if (!seconds) return seconds.error();
     options.hang_timeout_seconds = *seconds;
   }
+  if (!raw.hang_startup_timeout.empty()) {
+    auto seconds = flag_decimal("--hang-startup-timeout", raw.hang_startup_timeout, 0, true, 604800,
+                                "seconds, above 0 and up to 604800");
+    if (!seconds) return seconds.error();
+    options.hang_startup_timeout_seconds = *seconds;
+  } else {
+    // Loading a large checkpoint from blob storage on every node, compiling kernels, the
+    // first meeting of thousands of ranks: tens of minutes, silent, and healthy.
+    options.hang_startup_timeout_seconds = std::max(1800.0, 10 * options.hang_timeout_seconds);
+  }
   if (!raw.max_restarts.empty()) {
     auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
     if (!restarts) return restarts.error();
@@ -185,8 +196,16 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "Seconds without progress anywhere (no rank wrote output or called "
                  "aml_launch.progress()) after which the job counts as hung: every rank is "
                  "looked at (/proc, py-spy, faulthandler, gdb), the rank that is not where the "
-                 "others wait is named, and the job stops as a failure (exit 124). Off by "
-                 "default, or AML_LAUNCH_HANG_TIMEOUT");
+                 "others wait is named, and the job stops as a failure (exit 124). A rank that "
+                 "moves while it is looked at (output, progress, a changed stack, CPU used "
+                 "between two looks) calls that off and the job goes on. Off by default, or "
+                 "AML_LAUNCH_HANG_TIMEOUT");
+  app.add_option("--hang-startup-timeout", raw.hang_startup_timeout,
+                 "With --hang-timeout: seconds a rank may stay silent from its start until its "
+                 "first output or progress (imports, loading a checkpoint, the first meeting of "
+                 "the ranks are not a hang); default the larger of 1800 and 10 x "
+                 "--hang-timeout. A rank that never prints counts as started once the job has "
+                 "shown progress for --hang-timeout");
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,

@@ -25,6 +25,7 @@ struct Options {
   // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
   double node_timeout_seconds = 60;
   double hang_timeout_seconds = 0;  // 0: off
+  double hang_startup_timeout_seconds = 1800;
   double term_timeout_seconds = 30;
   int max_restarts = 0;
   std::optional<std::string> tag;  // --tag: a template, "none", or unset for the default

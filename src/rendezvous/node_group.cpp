@@ -31,8 +31,6 @@ constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one c
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.
 constexpr std::string_view kComplete = "complete";
-// --hang-timeout: how long a node waits for the others' digests of their ranks.
-constexpr milliseconds kPlacesWait{40000};
 
 milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
   return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
@@ -357,9 +355,9 @@ void NodeGroup::local_success() {
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
-// Each node says whether its ranks are quiet (a key while they are); node 0, quiet itself,
-// declares the job hung once every node's key is there; the others read that at their own
-// checks, which they make only while quiet.
+// Each node says whether its ranks are quiet (a key while they are); any node, quiet itself,
+// declares the job hung once every node's key is there (DESIGN §6: whichever node sees the
+// whole job quiet).
 bool NodeGroup::job_quiet(bool this_node_quiet) {
   const int me = options_.self.node_rank;
   if (this_node_quiet != quiet_said_) {
@@ -367,35 +365,38 @@ bool NodeGroup::job_quiet(bool this_node_quiet) {
                                 : control_.erase(node_key("quiet", me));
     if (said) quiet_said_ = this_node_quiet;
   }
-  if (!this_node_quiet) return false;
-  if (me != 0) {
-    auto hung = control_.check({key("hung")});
-    return hung && *hung;
-  }
+  return this_node_quiet && job_still_quiet();
+}
+
+bool NodeGroup::job_still_quiet() {
   auto all = all_exist("quiet");
-  if (!all || !*all) return false;
-  (void)control_.set(key("hung"), "1");
-  return true;
+  return all && *all;
 }
 
-void NodeGroup::all_looked() {
-  (void)control_.set(node_key("looked", options_.self.node_rank), "1");
-  const auto deadline = Clock::now() + kPlacesWait;
-  for (const auto& keys : key_batches("looked")) (void)control_.wait(keys, left_until(deadline));
+void NodeGroup::looked() { (void)control_.set(node_key("looked", options_.self.node_rank), "1"); }
+
+bool NodeGroup::everyone_looked() {
+  auto all = all_exist("looked");
+  return all && *all;
 }
 
-std::vector<RankPlace> NodeGroup::pool_places(const std::vector<RankPlace>& mine) {
+void NodeGroup::offer_places(const std::vector<RankPlace>& mine) {
   nlohmann::json out = nlohmann::json::array();
   for (const RankPlace& p : mine) {
     out.push_back(
         {{"rank", p.rank}, {"node_rank", p.node_rank}, {"place", p.place}, {"detail", p.detail}});
   }
   (void)control_.set(node_key("places", options_.self.node_rank), out.dump());
-  // Every node looks at its ranks at about the same time; their tools take seconds.
-  const auto deadline = Clock::now() + kPlacesWait;
+}
+
+std::optional<std::vector<RankPlace>> NodeGroup::pooled_places(bool last_chance) {
+  if (!last_chance) {
+    auto all = all_exist("places");
+    if (!all || !*all) return std::nullopt;
+  }
   std::vector<RankPlace> all;
   for (const auto& keys : key_batches("places")) {
-    auto values = control_.get_all(keys, left_until(deadline));
+    auto values = control_.get_all(keys, milliseconds(0));
     if (!values) continue;
     for (const auto& value : *values) {
       if (!value) continue;

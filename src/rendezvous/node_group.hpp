@@ -62,8 +62,11 @@ class NodeGroup : public PeerLink {
   void local_success() override;
   int member() const override { return options_.self.node_rank; }
   bool job_quiet(bool this_node_quiet) override;
-  std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) override;
-  void all_looked() override;
+  void looked() override;
+  bool job_still_quiet() override;
+  bool everyone_looked() override;
+  void offer_places(const std::vector<RankPlace>& mine) override;
+  std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);

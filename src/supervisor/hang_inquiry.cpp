@@ -3,49 +3,32 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "supervisor/stack_collection.hpp"
+#include <cstdio>
 
 namespace aml {
 namespace {
 
-// Each tool (py-spy, gdb) gets this long for all ranks at once.
-constexpr std::chrono::seconds kToolLimit{15};
-// The Python ranks given SIGABRT get this long to write their stacks and die.
-constexpr std::chrono::seconds kFaulthandlerWait{5};
-constexpr std::chrono::seconds kFlightRecorderWait{5};
+// How often the waits that have no event of their own (a dump file, the other nodes) look.
+constexpr std::chrono::milliseconds kPoll{50};
+// A rank whose main thread ran this share of the time between the two looks is working.
+constexpr double kBusyShare = 0.2;
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2g s", s);
+  return text;
+}
 
 }  // namespace
 
-int request_flight_recorder_dumps(const std::string& pipe_prefix, const std::string& dump_prefix,
-                                  const std::vector<int>& ranks) {
-  if (pipe_prefix.empty()) return 0;
-  std::vector<std::string> dumps;
-  for (int rank : ranks) {
-    const std::string pipe = pipe_prefix + std::to_string(rank) + ".pipe";
-    // Non-blocking: no reader (no PyTorch NCCL there) is ENXIO, not a wait.
-    int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) continue;
-    if (write(fd, "1\n", 2) == 2) dumps.push_back(dump_prefix + std::to_string(rank));
-    close(fd);
-  }
-  // The dumps come from a thread of each rank's own: before the tools pause the ranks and
-  // SIGABRT ends them, a few seconds for the dumps to be there.
-  const auto deadline = std::chrono::steady_clock::now() + kFlightRecorderWait;
-  for (const std::string& dump : dumps) {
-    while (access(dump.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
-      usleep(20000);
-    }
-  }
-  return static_cast<int>(dumps.size());
-}
-
-HangInquiry::HangInquiry(std::vector<Target> targets, double timeout_seconds,
-                         const std::string& flight_recorder_pipe_prefix,
-                         const std::string& flight_recorder_dump_prefix)
-    : targets_(std::move(targets)), timeout_seconds_(timeout_seconds) {
-  std::vector<pid_t> pids;
-  std::vector<bool> python;
-  std::vector<int> ranks;
+HangInquiry::HangInquiry(Reactor& reactor, std::vector<Target> targets, Settings settings,
+                         Hooks hooks, Clock::time_point now)
+    : reactor_(reactor),
+      targets_(std::move(targets)),
+      settings_(std::move(settings)),
+      hooks_(std::move(hooks)),
+      started_(now),
+      first_look_at_(now) {
   for (const Target& t : targets_) {
     RankLook look;
     look.rank = t.rank;
@@ -56,48 +39,220 @@ HangInquiry::HangInquiry(std::vector<Target> targets, double timeout_seconds,
     look.step = t.step;
     look.cpu_seconds = t.cpu_seconds;
     look.interval_seconds = t.interval_seconds;
-    pids.push_back(look.pid);
-    python.push_back(look.proc.python());
-    ranks.push_back(t.rank);
+    python_.push_back(look.proc.python());
+    main_cpu_.push_back(main_thread_cpu_ticks(look.pid));
     looks_.push_back(std::move(look));
   }
-  // Before the tools stop the processes: the Flight Recorder dumps from a thread of its own.
-  request_flight_recorder_dumps(flight_recorder_pipe_prefix, flight_recorder_dump_prefix, ranks);
-  const StackTools tools = StackTools::find();
-  std::vector<RankStacks> stacks = collect_stacks(pids, python, tools, kToolLimit);
-  for (std::size_t i = 0; i < looks_.size(); ++i) {
+  frames_.resize(targets_.size());
+  tools_.resize(targets_.size());
+  start_py_spy();
+}
+
+void HangInquiry::start_py_spy() {
+  phase_deadline_ = Clock::now() + settings_.tool_limit;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    tools_[i].reset();
+    const bool first = phase_ == Phase::first_look;
+    if (settings_.tools.py_spy.empty() || !python_[i] || (!first && frames_[i].empty())) continue;
+    tools_[i] = std::make_unique<ToolProcess>(
+        reactor_, py_spy_command(settings_.tools, looks_[i].pid), phase_deadline_);
+  }
+}
+
+bool HangInquiry::tools_done(Clock::time_point now) {
+  bool done = true;
+  for (auto& tool : tools_) {
+    if (!tool) continue;
+    tool->tick(now);
+    done = done && tool->done();
+  }
+  return done;
+}
+
+void HangInquiry::reaped(pid_t pid) {
+  for (auto& tool : tools_) {
+    if (tool && tool->pid() == pid) tool->reaped();
+  }
+}
+
+void HangInquiry::advance(Clock::time_point now) {
+  while (phase_ != Phase::done && !moved_) {
+    switch (phase_) {
+      case Phase::first_look:
+        if (!tools_done(now)) return;
+        for (std::size_t i = 0; i < targets_.size(); ++i) {
+          if (!tools_[i]) continue;
+          looks_[i].python_stacks = tools_[i]->text();
+          frames_[i] = main_thread_frames(tools_[i]->text());
+        }
+        phase_ = Phase::pause;
+        phase_deadline_ = now + settings_.second_look_after;
+        break;
+      case Phase::pause:
+        if (now < phase_deadline_) return;
+        phase_ = Phase::second_look;
+        start_py_spy();
+        break;
+      case Phase::second_look:
+        if (!tools_done(now)) return;
+        compare_looks(now);
+        if (moved_) return;
+        request_flight_recorder(now);
+        phase_ = Phase::flight_recorder;
+        break;
+      case Phase::flight_recorder:
+        if (!flight_recorder_done(now)) return;
+        start_gdb();
+        phase_ = Phase::native_stacks;
+        break;
+      case Phase::native_stacks:
+        if (!tools_done(now)) return;
+        for (std::size_t i = 0; i < targets_.size(); ++i) {
+          if (tools_[i]) looks_[i].native_stacks = tools_[i]->text();
+        }
+        if (hooks_.peers != nullptr) hooks_.peers->looked();
+        phase_deadline_ = now + settings_.peers_wait;
+        phase_ = Phase::peers_looked;
+        break;
+      case Phase::peers_looked:
+        if (hooks_.peers != nullptr && !hooks_.peers->job_still_quiet()) {
+          moved_ = "ranks on another node moved";
+          return;
+        }
+        if (hooks_.peers != nullptr && now < phase_deadline_ && !hooks_.peers->everyone_looked()) {
+          return;
+        }
+        abort_python_ranks(now);
+        phase_ = Phase::faulthandler;
+        break;
+      case Phase::faulthandler:
+        for (std::size_t i : aborted_) {
+          if (now < phase_deadline_ && !hooks_.stacks_written(targets_[i].worker)) return;
+        }
+        finish(now);
+        break;
+      case Phase::pooling: {
+        auto all = hooks_.peers->pooled_places(now >= phase_deadline_);
+        if (!all) return;
+        report_.places = std::move(*all);
+        report_.verdict = hang_verdict(report_.places);
+        phase_ = Phase::done;
+        break;
+      }
+      case Phase::done:
+        return;
+    }
+  }
+}
+
+// Two looks a moment apart: a stack that changed, or CPU used in between, is a rank at work.
+void HangInquiry::compare_looks(Clock::time_point now) {
+  const double gap = std::chrono::duration<double>(now - first_look_at_).count();
+  for (std::size_t i = 0; i < targets_.size() && !moved_; ++i) {
+    const std::string rank = "rank " + std::to_string(targets_[i].rank);
+    if (tools_[i]) {
+      const std::string frames = main_thread_frames(tools_[i]->text());
+      if (!frames.empty()) looks_[i].python_stacks = tools_[i]->text();
+      if (!frames.empty() && frames != frames_[i]) moved_ = rank + "'s stack changed";
+    }
+    if (moved_) break;
+    const long long ticks = main_thread_cpu_ticks(looks_[i].pid);
+    if (ticks < 0) {
+      moved_ = rank + " ended";
+    } else if (main_cpu_[i] >= 0) {
+      const double used = ticks_to_seconds(ticks - main_cpu_[i]);
+      if (used >= kBusyShare * gap) {
+        moved_ = rank + " used CPU (" + seconds(used) + " in " + seconds(gap) + ")";
+      }
+    }
+  }
+}
+
+void HangInquiry::request_flight_recorder(Clock::time_point now) {
+  phase_deadline_ = now + settings_.flight_recorder_wait;
+  if (settings_.flight_recorder_pipe_prefix.empty()) return;
+  for (const Target& t : targets_) {
+    const std::string pipe =
+        settings_.flight_recorder_pipe_prefix + std::to_string(t.rank) + ".pipe";
+    // Non-blocking: no reader (no PyTorch NCCL there) is ENXIO, not a wait.
+    int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (write(fd, "1\n", 2) == 2) {
+      dumps_.push_back(settings_.flight_recorder_dump_prefix + std::to_string(t.rank));
+    }
+    close(fd);
+  }
+}
+
+// The dumps come from a thread of each rank's own: before gdb pauses the ranks and SIGABRT
+// ends them, a few seconds for the dumps to be there.
+bool HangInquiry::flight_recorder_done(Clock::time_point now) const {
+  if (now >= phase_deadline_) return true;
+  for (const std::string& dump : dumps_) {
+    if (access(dump.c_str(), F_OK) != 0) return false;
+  }
+  return true;
+}
+
+void HangInquiry::start_gdb() {
+  phase_deadline_ = Clock::now() + settings_.tool_limit;
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    tools_[i].reset();
+    if (settings_.tools.gdb.empty()) continue;
+    tools_[i] = std::make_unique<ToolProcess>(reactor_, gdb_command(settings_.tools, looks_[i].pid),
+                                              phase_deadline_);
+  }
+}
+
+// The Python ranks py-spy could not read: faulthandler writes their stacks as they die.
+void HangInquiry::abort_python_ranks(Clock::time_point now) {
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
     RankLook& look = looks_[i];
-    look.native_stacks = stacks[i].native;
-    if (!place_from_py_spy(stacks[i].python).empty()) {
-      look.python_stacks = stacks[i].python;
+    if (!place_from_py_spy(look.python_stacks).empty()) {
       look.python_from = "py-spy";
-    } else if (python[i]) {
-      if (!stacks[i].python.empty()) look.native_stacks += "\n(py-spy: " + stacks[i].python + ")";
-      aborts_.push_back({targets_[i].worker, look.pid});
+    } else if (python_[i]) {
+      if (!look.python_stacks.empty())
+        look.native_stacks += "\n(py-spy: " + look.python_stacks + ")";
+      look.python_stacks.clear();
+      hooks_.abort_for_stacks(targets_[i].worker, look.pid);
+      aborted_.push_back(i);
     }
     look.place = place_of(look);
   }
-  deadline_ = Clock::now() + kFaulthandlerWait;
+  phase_deadline_ = now + settings_.faulthandler_wait;
 }
 
-void HangInquiry::restart_faulthandler_clock() { deadline_ = Clock::now() + kFaulthandlerWait; }
-
-void HangInquiry::faulthandler_text(std::size_t worker, std::string text) {
-  for (std::size_t i = 0; i < targets_.size(); ++i) {
-    if (targets_[i].worker != worker) continue;
-    looks_[i].python_stacks = std::move(text);
+void HangInquiry::finish(Clock::time_point now) {
+  for (std::size_t i : aborted_) {
+    looks_[i].python_stacks = hooks_.captured_stderr(targets_[i].worker);
     looks_[i].python_from = "faulthandler";
     looks_[i].place = place_of(looks_[i]);
   }
+  report_.timeout_seconds = settings_.timeout_seconds;
+  report_.ranks = looks_;
+  for (const RankLook& look : looks_) report_.places.push_back(look.digest());
+  report_.verdict = hang_verdict(report_.places);
+  if (hooks_.peers == nullptr) {
+    phase_ = Phase::done;
+    return;
+  }
+  // Every node's ranks, the same verdict on every node.
+  hooks_.peers->offer_places(report_.places);
+  phase_deadline_ = now + settings_.peers_wait;
+  phase_ = Phase::pooling;
 }
 
-HangReport HangInquiry::report() const {
-  HangReport report;
-  report.timeout_seconds = timeout_seconds_;
-  report.ranks = looks_;
-  for (const RankLook& look : looks_) report.places.push_back(look.digest());
-  report.verdict = hang_verdict(report.places);
-  return report;
+std::optional<HangInquiry::Clock::time_point> HangInquiry::deadline() const {
+  switch (phase_) {
+    case Phase::flight_recorder:
+    case Phase::peers_looked:
+    case Phase::pooling:
+      return std::min(phase_deadline_, Clock::now() + kPoll);
+    case Phase::done:
+      return std::nullopt;
+    default:
+      return phase_deadline_;
+  }
 }
 
 }  // namespace aml

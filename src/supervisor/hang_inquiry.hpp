@@ -1,17 +1,31 @@
-// The look at a hung job's ranks on this node (DESIGN §6), from the moment the watch finds the
-// job hung until the verdict: first /proc, py-spy and gdb (every rank at once, bounded) and
-// the NCCL Flight Recorder's dump pipes; then the Python ranks py-spy could not read get
-// SIGABRT, and faulthandler (PYTHONFAULTHANDLER, set for the workers) writes their stacks to
-// their stderr as they die; the inquiry waits for those a few seconds at most.
+// The look at a quiet job's ranks on this node (DESIGN §6), beside the supervisor's loop: the
+// tools are child processes and the waits are deadlines, so signals, output and peers go on
+// while it looks, and whatever happens meanwhile comes first.
+//
+// 1. First look: /proc (main thread's CPU time) and py-spy for the Python ranks.
+// 2. A moment later, a second look. A rank whose main thread's stack changed, or that used
+//    CPU in between, is not stuck: the inquiry is called off (moved()).
+// 3. The NCCL Flight Recorder is asked for its dumps (a few seconds), then gdb reads every
+//    rank's native stacks; on several nodes every node has looked before any harm is done.
+// 4. The Python ranks py-spy could not read get SIGABRT: faulthandler writes their stacks as
+//    they die (committed(): from here on the hang is the verdict).
+// 5. The places of every rank (on several nodes, every node's) give the verdict: done().
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "supervisor/hang_report.hpp"
+#include "supervisor/peer_link.hpp"
+#include "supervisor/reactor.hpp"
+#include "supervisor/stack_collection.hpp"
+#include "supervisor/tool_process.hpp"
 
 namespace aml {
 
@@ -30,39 +44,84 @@ class HangInquiry {
     double interval_seconds = 0;
   };
 
-  // Looks at every target at once (this takes up to the tools' time limit).
-  HangInquiry(std::vector<Target> targets, double timeout_seconds,
-              const std::string& flight_recorder_pipe_prefix,
-              const std::string& flight_recorder_dump_prefix);
-
-  // The workers whose Python stacks must come from faulthandler: the caller captures their
-  // stderr, then sends their rank process SIGABRT.
-  struct Abort {
-    std::size_t worker;
-    pid_t pid;
+  struct Settings {
+    double timeout_seconds = 0;  // --hang-timeout, for the report
+    std::string flight_recorder_pipe_prefix;
+    std::string flight_recorder_dump_prefix;
+    StackTools tools;
+    Clock::duration second_look_after = std::chrono::seconds(1);
+    Clock::duration tool_limit = std::chrono::seconds(15);  // each tool, every rank at once
+    Clock::duration flight_recorder_wait = std::chrono::seconds(5);
+    Clock::duration faulthandler_wait = std::chrono::seconds(5);
+    Clock::duration peers_wait = std::chrono::seconds(40);
   };
-  const std::vector<Abort>& faulthandler_aborts() const { return aborts_; }
-  Clock::time_point deadline() const { return deadline_; }
-  // The SIGABRTs go out now (after the other nodes' looks): their wait starts now.
-  void restart_faulthandler_clock();
-  // What worker `worker` wrote on stderr after its SIGABRT.
-  void faulthandler_text(std::size_t worker, std::string text);
-  // This node's part, its verdict over this node's ranks alone.
-  HangReport report() const;
+
+  // What it needs of the rest of the supervisor.
+  struct Hooks {
+    // Capture the worker's stderr, then SIGCONT and SIGABRT its rank process.
+    std::function<void(std::size_t worker, pid_t pid)> abort_for_stacks;
+    // The worker ended and its stderr is read to the end.
+    std::function<bool(std::size_t worker)> stacks_written;
+    std::function<std::string(std::size_t worker)> captured_stderr;
+    PeerLink* peers = nullptr;  // the other nodes; null on one node
+  };
+
+  HangInquiry(Reactor& reactor, std::vector<Target> targets, Settings settings, Hooks hooks,
+              Clock::time_point now);
+  HangInquiry(const HangInquiry&) = delete;
+  HangInquiry& operator=(const HangInquiry&) = delete;
+
+  // After every pass of the loop: goes on as far as it can without waiting.
+  void advance(Clock::time_point now);
+  std::optional<Clock::time_point> deadline() const;
+  // A child the supervisor reaped: one of the tools, perhaps.
+  void reaped(pid_t pid);
+
+  Clock::time_point started() const { return started_; }
+  // Why the ranks are not stuck ("rank 1's stack changed"), once the second look says so.
+  const std::optional<std::string>& moved() const { return moved_; }
+  bool committed() const { return phase_ >= Phase::faulthandler; }
+  bool done() const { return phase_ == Phase::done; }
+  const HangReport& report() const { return report_; }
 
  private:
-  std::vector<Target> targets_;
-  std::vector<RankLook> looks_;  // by target
-  std::vector<Abort> aborts_;
-  double timeout_seconds_;
-  Clock::time_point deadline_;
-};
+  enum class Phase {
+    first_look,
+    pause,
+    second_look,
+    flight_recorder,
+    native_stacks,
+    peers_looked,
+    faulthandler,
+    pooling,
+    done
+  };
+  void start_py_spy();
+  bool tools_done(Clock::time_point now);
+  void compare_looks(Clock::time_point now);
+  void request_flight_recorder(Clock::time_point now);
+  bool flight_recorder_done(Clock::time_point now) const;
+  void start_gdb();
+  void abort_python_ranks(Clock::time_point now);
+  void finish(Clock::time_point now);
 
-// Asks each local rank's PyTorch for its NCCL Flight Recorder dump: writes to the pipe it
-// made at PREFIX<rank>.pipe (TORCH_NCCL_DEBUG_INFO_PIPE_FILE); the dump goes to
-// DUMP_PREFIX<rank> (TORCH_NCCL_DEBUG_INFO_TEMP_FILE), waited for a few seconds at most before
-// anything stops the ranks. Returns how many pipes took it.
-int request_flight_recorder_dumps(const std::string& pipe_prefix, const std::string& dump_prefix,
-                                  const std::vector<int>& ranks);
+  Reactor& reactor_;
+  std::vector<Target> targets_;
+  Settings settings_;
+  Hooks hooks_;
+  std::vector<RankLook> looks_;  // by target
+  std::vector<bool> python_;
+  std::vector<long long> main_cpu_;  // main thread's ticks at the first look
+  std::vector<std::string> frames_;  // main thread's frames at the first look (py-spy)
+  std::vector<std::unique_ptr<ToolProcess>> tools_;  // by target, the tool running now
+  std::vector<std::size_t> aborted_;                 // targets given SIGABRT
+  std::vector<std::string> dumps_;                   // Flight Recorder dump files asked for
+  Phase phase_ = Phase::first_look;
+  Clock::time_point started_;
+  Clock::time_point first_look_at_;
+  Clock::time_point phase_deadline_;
+  std::optional<std::string> moved_;
+  HangReport report_;
+};
 
 }  // namespace aml

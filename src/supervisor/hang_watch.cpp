@@ -14,8 +14,11 @@
 
 namespace aml {
 
-HangWatch::HangWatch(std::chrono::milliseconds timeout)
-    : timeout_(timeout), last_progress_(Clock::now()), next_check_(Clock::now() + interval()) {}
+HangWatch::HangWatch(std::chrono::milliseconds timeout, std::chrono::milliseconds startup_timeout)
+    : timeout_(timeout),
+      startup_timeout_(startup_timeout),
+      last_progress_(Clock::now()),
+      next_check_(Clock::now() + interval()) {}
 
 HangWatch::~HangWatch() {
   for (Page& p : pages_) {
@@ -43,33 +46,57 @@ int HangWatch::add_worker() {
   }
   if (p.page == nullptr) p.fd.reset();
   const int fd = p.fd.get();
+  p.started = p.last_progress = last_progress_ = Clock::now();  // a new round starts the clock
   pages_.push_back(std::move(p));
-  last_progress_ = Clock::now();  // a new round starts the clock again
   return fd;
 }
 
-void HangWatch::output_from(std::size_t) {
-  if (on()) last_progress_ = Clock::now();
+void HangWatch::output_from(std::size_t index) {
+  if (on()) progress_of(index, Clock::now());
+}
+
+void HangWatch::progress_of(std::size_t index, Clock::time_point now) {
+  last_progress_ = now;
+  if (!first_progress_) first_progress_ = now;
+  if (index >= pages_.size()) return;
+  pages_[index].last_progress = now;
+  pages_[index].progressed = true;
+}
+
+void HangWatch::read_pages(Clock::time_point now) {
+  for (std::size_t i = 0; i < pages_.size(); ++i) {
+    Page& p = pages_[i];
+    if (p.page == nullptr) continue;
+    const std::uint64_t calls = p.page->calls.load(std::memory_order_relaxed);
+    if (calls != p.calls_seen) {
+      p.calls_seen = calls;
+      progress_of(i, now);
+    }
+  }
+}
+
+std::optional<std::size_t> HangWatch::moved_since(Clock::time_point since) const {
+  for (std::size_t i = 0; i < pages_.size(); ++i) {
+    if (pages_[i].progressed && pages_[i].last_progress > since) return i;
+  }
+  return std::nullopt;
 }
 
 std::optional<bool> HangWatch::quiet(Clock::time_point now, const std::vector<pid_t>& pids) {
   if (!on() || now < next_check_) return std::nullopt;
   next_check_ = now + interval();
+  read_pages(now);
+  bool starting = false;
+  const bool job_going = first_progress_ && last_progress_ - *first_progress_ >= timeout_;
   for (std::size_t i = 0; i < pages_.size(); ++i) {
     Page& p = pages_[i];
-    if (p.page != nullptr) {
-      const std::uint64_t calls = p.page->calls.load(std::memory_order_relaxed);
-      if (calls != p.calls_seen) {
-        p.calls_seen = calls;
-        last_progress_ = now;
-      }
-    }
-    if (i < pids.size() && pids[i] > 0) {
-      p.cpu_ticks_before = p.cpu_ticks;
-      p.cpu_ticks = read_proc_state(pids[i]).cpu_ticks;
-    }
+    if (i >= pids.size() || pids[i] <= 0) continue;  // ended
+    p.cpu_ticks_before = p.cpu_ticks;
+    p.cpu_ticks = read_proc_state(pids[i]).cpu_ticks;
+    // Imports, a checkpoint's load, the first meeting of the ranks: silent, and no hang yet.
+    if (!p.progressed && !job_going && now - p.started < startup_timeout_) starting = true;
   }
-  return now - last_progress_ >= timeout_;
+  return !starting && now - last_progress_ >= timeout_;
 }
 
 int HangWatch::next_check_ms(Clock::time_point now) const {

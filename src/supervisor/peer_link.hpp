@@ -39,13 +39,17 @@ class PeerLink {
   // the timeout (a node whose workers all finished says so too); true once every node's
   // are quiet: the job is hung, and every node looks at its ranks.
   virtual bool job_quiet(bool this_node_quiet) = 0;
-  // This node's ranks' places in; every node's out (those that came within a short wait),
-  // the same on every node: the verdict's input.
-  virtual std::vector<RankPlace> pool_places(const std::vector<RankPlace>& mine) = 0;
-  // Every node has looked at its ranks without harming them: from here on they may be given
-  // SIGABRT for their faulthandler stacks (one node's ranks dying early would change what the
-  // others' show). Waits a short while at most.
-  virtual void all_looked() = 0;
+  // Every node says when it has looked at its ranks without harming them: only then may
+  // they be given SIGABRT for their faulthandler stacks (one node's ranks dying early would
+  // change what the others' show). These never wait: the inquiry asks again at its next turn.
+  virtual void looked() = 0;
+  // Every node still quiet: a node whose ranks moved called its inquiry off, and so must all.
+  virtual bool job_still_quiet() = 0;
+  virtual bool everyone_looked() = 0;
+  // This node's ranks' places in; every node's out once all have given theirs (or, at
+  // `last_chance`, those that came), the same on every node: the verdict's input.
+  virtual void offer_places(const std::vector<RankPlace>& mine) = 0;
+  virtual std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) = 0;
 };
 
 }  // namespace aml

@@ -36,15 +36,14 @@ std::string state_name(char state) {
 
 }  // namespace
 
-ProcState read_proc_state(pid_t pid) {
-  ProcState p;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/";
-  const std::string stat = read_text(dir + "stat");
-  // "pid (comm) S ppid ...": the name may hold spaces and parentheses; the fields follow the
-  // last ')'.
+namespace {
+
+// "pid (comm) S ppid ...": the name may hold spaces and parentheses; the fields follow the
+// last ')'. False when the text is not a stat line.
+bool parse_stat(const std::string& stat, ProcState& p) {
   const std::size_t open = stat.find('(');
   const std::size_t close = stat.rfind(')');
-  if (open == std::string::npos || close == std::string::npos || close < open) return p;
+  if (open == std::string::npos || close == std::string::npos || close < open) return false;
   p.found = true;
   p.comm = stat.substr(open + 1, close - open - 1);
   std::istringstream fields(stat.substr(close + 1));
@@ -54,6 +53,22 @@ ProcState read_proc_state(pid_t pid) {
     if (i == 14 || i == 15) p.cpu_ticks += std::atoll(field.c_str());
     if (i == 20) p.threads = std::atoi(field.c_str());
   }
+  return true;
+}
+
+}  // namespace
+
+long long main_thread_cpu_ticks(pid_t pid) {
+  ProcState p;
+  const std::string id = std::to_string(pid);
+  if (!parse_stat(read_text("/proc/" + id + "/task/" + id + "/stat"), p)) return -1;
+  return p.cpu_ticks;
+}
+
+ProcState read_proc_state(pid_t pid) {
+  ProcState p;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/";
+  if (!parse_stat(read_text(dir + "stat"), p)) return p;
   p.wchan = read_text(dir + "wchan");
   if (p.wchan == "0") p.wchan.clear();
   char exe[4096];

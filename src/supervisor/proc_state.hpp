@@ -23,6 +23,8 @@ struct ProcState {
 };
 
 ProcState read_proc_state(pid_t pid);
+// User + system time of its main thread alone, in clock ticks; -1 where it is gone.
+long long main_thread_cpu_ticks(pid_t pid);
 double ticks_to_seconds(long long ticks);
 
 }  // namespace aml

@@ -43,6 +43,8 @@ struct RunOptions {
   PeerLink* peers = nullptr;  // the other nodes of a multi-node job; null on a single node
   // --hang-timeout (0: off), and where the workers' PyTorch makes its Flight Recorder pipes.
   double hang_timeout_seconds = 0;
+  // A rank that has not shown its first progress is starting, not hung, until this long.
+  double hang_startup_timeout_seconds = 0;
   std::string flight_recorder_pipe_prefix;
   std::string flight_recorder_dump_prefix;
   // Where the ranks' full stacks go when they have no log file.

@@ -1,13 +1,8 @@
 #include "supervisor/stack_collection.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -16,96 +11,10 @@
 #include "supervisor/proc_state.hpp"
 #include "supervisor/spawn.hpp"
 
-extern char** environ;
-
 namespace aml {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
-struct Running {
-  pid_t pid = -1;
-  int out = -1;
-  std::string text;
-};
-
-// Starts argv with stdout and stderr into one pipe, default signals and an empty mask (the
-// launcher blocks the signals it reads from its signalfd).
-Running start(const std::vector<std::string>& argv) {
-  Running r;
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return r;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ) == 0) r.pid = pid;
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(fds[1]);
-  if (r.pid < 0) {
-    close(fds[0]);
-    return r;
-  }
-  r.out = fds[0];
-  return r;
-}
-
-// Reads every running tool's output until each ends or the deadline; then kills what is left
-// and reaps them all.
-void finish_all(std::vector<Running>& tools, Clock::time_point deadline) {
-  while (true) {
-    std::vector<pollfd> fds;
-    std::vector<Running*> owners;
-    for (Running& t : tools) {
-      if (t.out < 0) continue;
-      fds.push_back({t.out, POLLIN, 0});
-      owners.push_back(&t);
-    }
-    if (fds.empty()) break;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) break;
-    if (poll(fds.data(), fds.size(), static_cast<int>(left.count())) <= 0) continue;
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      char buffer[16384];
-      ssize_t n = read(fds[i].fd, buffer, sizeof(buffer));
-      if (n > 0 && owners[i]->text.size() < (4u << 20)) {
-        owners[i]->text.append(buffer, static_cast<std::size_t>(n));
-      } else if (n <= 0) {
-        close(owners[i]->out);
-        owners[i]->out = -1;
-      }
-    }
-  }
-  for (Running& t : tools) {
-    if (t.out >= 0) {
-      close(t.out);
-      t.out = -1;
-      t.text += "\n(aml-launch: stopped after its time limit)\n";
-    }
-    if (t.pid > 0) {
-      kill(t.pid, SIGKILL);  // gone already, or over its time
-      int status;
-      waitpid(t.pid, &status, 0);
-    }
-  }
-}
 
 std::string shortened(const std::string& function, const std::string& file,
                       const std::string& line) {
@@ -135,28 +44,35 @@ pid_t rank_process(pid_t worker) {
   return pid;
 }
 
-std::vector<RankStacks> collect_stacks(const std::vector<pid_t>& pids,
-                                       const std::vector<bool>& python, const StackTools& tools,
-                                       std::chrono::milliseconds limit) {
-  std::vector<RankStacks> stacks(pids.size());
-  if (!tools.py_spy.empty()) {
-    std::vector<Running> running(pids.size());
-    for (std::size_t i = 0; i < pids.size(); ++i) {
-      if (python[i]) running[i] = start({tools.py_spy, "dump", "--pid", std::to_string(pids[i])});
+std::vector<std::string> py_spy_command(const StackTools& tools, pid_t pid) {
+  return {tools.py_spy, "dump", "--pid", std::to_string(pid)};
+}
+
+std::vector<std::string> gdb_command(const StackTools& tools, pid_t pid) {
+  return {tools.gdb,
+          "-nx",
+          "-batch",
+          "-p",
+          std::to_string(pid),
+          "-ex",
+          "set pagination off",
+          "-ex",
+          "thread apply all bt"};
+}
+
+std::string main_thread_frames(const std::string& dump) {
+  // Only the frames: the thread's header says "(idle)" or "(active)" as it goes.
+  std::istringstream lines(dump);
+  std::string line, frames;
+  bool main_thread = false;
+  while (std::getline(lines, line)) {
+    if (line.rfind("Thread ", 0) == 0) {
+      main_thread = line.find("\"MainThread\"") != std::string::npos;
+      continue;
     }
-    finish_all(running, Clock::now() + limit);
-    for (std::size_t i = 0; i < pids.size(); ++i) stacks[i].python = running[i].text;
+    if (main_thread && line.rfind("    ", 0) == 0) frames += line + "\n";
   }
-  if (!tools.gdb.empty()) {
-    std::vector<Running> running(pids.size());
-    for (std::size_t i = 0; i < pids.size(); ++i) {
-      running[i] = start({tools.gdb, "-nx", "-batch", "-p", std::to_string(pids[i]), "-ex",
-                          "set pagination off", "-ex", "thread apply all bt"});
-    }
-    finish_all(running, Clock::now() + limit);
-    for (std::size_t i = 0; i < pids.size(); ++i) stacks[i].native = running[i].text;
-  }
-  return stacks;
+  return frames;
 }
 
 std::string place_from_py_spy(const std::string& dump) {

@@ -1,11 +1,10 @@
 // Looking inside the ranks of a hung job (DESIGN §6): Python stacks with py-spy and native
-// stacks with gdb, where they are installed, every rank at once and each bounded in time; and
-// where each rank's main thread is, from those or from Python's faulthandler output.
+// stacks with gdb, where they are installed; and where each rank's main thread is, from those
+// or from Python's faulthandler output.
 #pragma once
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -18,20 +17,16 @@ struct StackTools {
   static StackTools find();
 };
 
-struct RankStacks {
-  std::string python;  // py-spy's dump of every thread ("" where it was not run or failed)
-  std::string native;  // gdb's backtrace of every thread
-};
-
 // The process that is the rank: the worker itself, or, where the worker is a shell waiting
 // for its command (sh -c "python train.py"), that command.
 pid_t rank_process(pid_t worker);
 
-// py-spy for the ranks that are Python, then gdb for every rank (one tracer at a time), all
-// ranks at once, each tool given `limit`.
-std::vector<RankStacks> collect_stacks(const std::vector<pid_t>& pids,
-                                       const std::vector<bool>& python, const StackTools& tools,
-                                       std::chrono::milliseconds limit);
+// The tools' command lines for one process (run with ToolProcess, beside the loop).
+std::vector<std::string> py_spy_command(const StackTools& tools, pid_t pid);
+std::vector<std::string> gdb_command(const StackTools& tools, pid_t pid);
+
+// The frames of the main thread in a py-spy dump, to tell whether it moved between two looks.
+std::string main_thread_frames(const std::string& dump);
 
 // Where the main thread is, as "function (file:line)" (file without its directory); "" when
 // the text says nothing usable.

@@ -98,10 +98,11 @@ env -i PATH="$(tools chatty sleep)" MARK="$MARK" "$BIN" --nproc-per-node 3 --han
 status=$?
 check "only rank 0 prints (every 0.3 s for 3 s), --hang-timeout 1: not hung (exit $status)" [ $status = 0 ]
 
-# --- A native worker blocked in read() on a pipe (rank 0) while rank 1 sleeps.
+# --- A native worker blocked in read() on a pipe (rank 0) while rank 1 sleeps. Neither ever
+# shows progress: their silence is start-up until --hang-startup-timeout.
 for how in gdb proc; do
   if [ $how = gdb ]; then path=$(tools native-gdb gdb); else path=$(tools native-proc); fi
-  env -i PATH="$path" MARK="$MARK" TMPDIR="$WORK/tmp.$how" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BLOCKED" \
+  env -i PATH="$path" MARK="$MARK" TMPDIR="$WORK/tmp.$how" "$BIN" --nproc-per-node 2 --hang-timeout 1 --hang-startup-timeout 2 -- "$BLOCKED" \
     >"$WORK/native-$how.out" 2>"$WORK/native-$how.err"
   status=$?
   check "native, $how: blocked in read(), exit 124 ($status)" [ $status = 124 ]
@@ -122,7 +123,7 @@ for how in gdb proc; do
 done
 
 # --- The NCCL Flight Recorder: its variables are set, and its pipe written at the hang.
-env -i PATH="$(tools fr)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 --log-dir "$WORK/fr.logs" \
+env -i PATH="$(tools fr)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 --hang-startup-timeout 2 --log-dir "$WORK/fr.logs" \
   -- $py "$HERE/hang/flight_recorder.py" >"$WORK/fr.out" 2>"$WORK/fr.err"
 status=$?
 check "Flight Recorder: exit 124 ($status); each rank's pipe was written and it dumped into the log directory" \
@@ -173,7 +174,7 @@ for n in (0, 1):
 
 # Node 0's ranks finish at once; node 1's stay silent in sleep: node 0, done itself, still
 # finds the job hung, and both nodes stop with 124 naming node 1's ranks.
-two_hosts late 29534 "$(tools late gdb sleep)" --hang-timeout 2 -- sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600'
+two_hosts late 29534 "$(tools late gdb sleep)" --hang-timeout 2 --hang-startup-timeout 3 -- sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600'
 check "two nodes, node 0's ranks done, node 1's silent: both exit 124 ($s0 $s1) within 30 s ($ms ms)" \
   bash -c "[ '$s0 $s1' = '124 124' ] && [ $ms -lt 30000 ]" || cat "$WORK"/late.*.err
 check "two nodes, node 0's ranks done: the summary files name node 1's ranks 2 and 3" $py -c '

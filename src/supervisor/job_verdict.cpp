@@ -1,0 +1,248 @@
+#include "supervisor/job_verdict.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "supervisor/exit_status.hpp"
+
+namespace aml {
+
+JobVerdict::JobVerdict(JobEffects& effects, Clock::duration grace, int member)
+    : effects_(effects), grace_(grace), member_(member) {}
+
+void JobVerdict::start_failed(Error error, Clock::time_point now) {
+  outcome_.start_error = std::move(error);
+  outcome_.exit_code = 127;  // as a shell reports a command it cannot run
+  begin_teardown(now);
+}
+
+bool JobVerdict::worker_ended(const WorkerExit& exit,
+                              const std::function<std::vector<std::string>()>& last_stderr,
+                              Clock::time_point now) {
+  --alive_;
+  const int status = exit.wait_status;
+  bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (outcome_.stopped) {
+    const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && killed_;
+    ++(killed ? outcome_.stopped->killed_after_grace : outcome_.stopped->ended_on_their_own);
+    if (failed && ended_by_stop(status)) failed = false;
+  }
+  // Ranks given SIGABRT for their stacks die of it: from then on the hang is the failure.
+  if (hang_phase_ == HangPhase::committed || outcome_.hang) failed = false;
+  if (!failed || outcome_.first_failure || outcome_.start_error || outcome_.remote_failure) {
+    return false;
+  }
+  outcome_.first_failure = exit;
+  outcome_.exit_code = exit_code_of(status);
+  if (member_ >= 0) {
+    WorkerExit told = exit;
+    if (last_stderr) told.stderr_tail = last_stderr();
+    tell_peers(job_failure_of(told, -1, {}));
+  }
+  begin_teardown(now);
+  return true;
+}
+
+// INT, TERM or HUP sent to this launcher: the job stops, and that is no failure.
+void JobVerdict::stop_from_outside(int sig, long sender_pid, const std::string& sender_name,
+                                   const std::string& utc, Clock::time_point now) {
+  stop_requested_ = true;
+  if (++stop_signals_ > 1) {
+    escalate_stop(now);
+    return;
+  }
+  if (outcome_.stopped && !outcome_.stopped->from_here()) {
+    // Another member's stop came first and this one is already stopping (a scheduler signals
+    // every task): the first stays the one named, everywhere.
+    outcome_.stopped->also_here = true;
+    return;
+  }
+  // Also where every worker had ended: the launcher was stopped before it was done (the
+  // console's catching up, the other nodes' end).
+  JobStop stop;
+  stop.signal = sig;
+  stop.sender_pid = sender_pid;
+  stop.sender = sender_name;
+  stop.time = utc;
+  JobFailure record;
+  record.stop_signal = sig;
+  record.exit_code = 128 + sig;
+  record.status = "its launcher was stopped by " + signal_name(sig) + " from outside";
+  record.time = stop.time;
+  auto first = tell_peers(record);
+  if (first && first->stop_signal != 0) {
+    // Another member was stopped a moment before (a scheduler signals every task): that one is
+    // named, here as there.
+    stop.signal = first->stop_signal;
+    stop.node_rank = first->node_rank;
+    stop.host = first->host;
+    stop.rank = first->rank;
+    stop.time = first->time;
+    stop.also_here = true;
+  }
+  start_stop(std::move(stop), now);
+}
+
+// The workers get the stop's own signal (a Python worker's KeyboardInterrupt handler runs)
+// and the grace to end on their own; then SIGKILL.
+void JobVerdict::start_stop(JobStop stop, Clock::time_point now) {
+  stop.workers = alive_;
+  stop_signal_ = stop.signal;
+  outcome_.stopped = std::move(stop);
+  if (!tearing_down_) {
+    tearing_down_ = true;
+    deadline_ = now + grace_;
+    signal_workers(SIGCONT);  // a stopped worker could not act on it
+  } else if (sent(stop_signal_)) {
+    // Stopping already (a failure's TERM): the stop is named, and the workers' grace goes on
+    // without a second TERM (mpirun's TERM after a rank failed, passed on, was one).
+    return;
+  }
+  signal_workers(stop_signal_);
+}
+
+// A second stop signal: TERM now (and a new grace) where the workers have not had it yet,
+// else SIGKILL; a third: SIGKILL.
+void JobVerdict::escalate_stop(Clock::time_point now) {
+  if (killed_ || !tearing_down_) return;
+  if (!sent(SIGTERM) && stop_signals_ == 2) {
+    deadline_ = now + grace_;
+    signal_workers(SIGCONT);
+    signal_workers(SIGTERM);
+    return;
+  }
+  killed_ = true;
+  signal_workers(SIGKILL);
+}
+
+// The launcher's first process (its guardian) was killed, surely by SIGKILL: so are the
+// workers, at once, and everything they started (the sweep).
+void JobVerdict::guardian_lost(const std::string& utc, bool waiting_for_peers,
+                               Clock::time_point now) {
+  stop_requested_ = true;
+  if (alive_ > 0 || waiting_for_peers) {
+    JobStop stop;
+    stop.signal = SIGKILL;
+    stop.guardian_killed = true;
+    stop.time = utc;
+    JobFailure record;
+    record.stop_signal = SIGKILL;
+    record.exit_code = 128 + SIGKILL;
+    record.status = "its launcher was killed";
+    record.time = stop.time;
+    tell_peers(record);
+    if (!outcome_.stopped) start_stop(std::move(stop), now);
+  }
+  tearing_down_ = true;
+  killed_ = true;
+  signal_workers(SIGKILL);
+}
+
+void JobVerdict::peer_news(const PeerNews& news, Clock::time_point now) {
+  if (!news.failure && !news.complete) return;
+  peers_done_ = true;  // the link has said its last word
+  if (!news.failure) return;
+  const JobFailure& heard = *news.failure;
+  // The first report in the job is the one every node names; it may be this node's own
+  // failure or stop, heard back.
+  const bool own = heard.member_or_node() == member_;
+  if (own && (heard.stop_signal != 0 || heard.pid != 0)) return;
+  if (heard.stop_signal != 0) {
+    hear_stop(heard, now);
+    return;
+  }
+  if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
+  // Hung and its ranks given SIGABRT: this node names the hang itself, as every node does.
+  if (hang_phase_ == HangPhase::committed || outcome_.hang) return;
+  // Reported before this node's stop, if any: a failure is still a failure.
+  outcome_.remote_failure = heard;
+  outcome_.exit_code = heard.exit_code;
+  begin_teardown(now);
+}
+
+// Another node's launcher was stopped first: this node stops the same way (INT stays INT).
+void JobVerdict::hear_stop(const JobFailure& heard, Clock::time_point now) {
+  if (!outcome_.stopped &&
+      (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error)) {
+    return;
+  }
+  JobStop stop = outcome_.stopped ? *outcome_.stopped : JobStop{};
+  stop.node_rank = heard.node_rank;
+  stop.host = heard.host;
+  stop.rank = heard.rank;
+  stop.time = heard.time;
+  if (outcome_.stopped) {
+    // Stopped here too, but that node's signal came first: it is the one named.
+    stop.also_here = true;
+    outcome_.stopped = std::move(stop);
+    return;
+  }
+  stop.signal = heard.stop_signal;
+  start_stop(std::move(stop), now);
+}
+
+void JobVerdict::hang_found(HangReport report, Clock::time_point now) {
+  if (member_ >= 0) tell_peers(hang_failure(report));  // a node whose workers had finished
+  outcome_.hang = std::move(report);
+  outcome_.exit_code = kHangExitCode;
+  begin_teardown(now);
+}
+
+void JobVerdict::tick(Clock::time_point now) {
+  if (tearing_down_ && !killed_ && now >= deadline_) {
+    killed_ = true;
+    signal_workers(SIGKILL);
+  }
+}
+
+std::optional<JobVerdict::Clock::time_point> JobVerdict::deadline() const {
+  if (tearing_down_ && !killed_ && alive_ > 0) return deadline_;
+  return std::nullopt;
+}
+
+RunOutcome JobVerdict::final_outcome() const {
+  RunOutcome outcome = outcome_;
+  if (outcome.stopped && !failed()) outcome.exit_code = 128 + outcome.stopped->signal;
+  outcome.stop_requested = stop_requested_;
+  return outcome;
+}
+
+// This node failed first (as far as it knows): the other members must stop too. Where another
+// member's failure was reported a moment before, that one is the job's (one verdict): this
+// node exits with its status and names it, its own failure coming second.
+std::optional<JobFailure> JobVerdict::tell_peers(const JobFailure& failure) {
+  if (member_ < 0 || peers_done_) return std::nullopt;
+  auto first = effects_.report_to_peers(failure);
+  if (!first || first->member_or_node() == member_) return std::nullopt;
+  if (first->stop_signal != 0 || failure.stop_signal != 0 || outcome_.remote_failure ||
+      outcome_.start_error || hang_phase_ == HangPhase::committed) {
+    return first;
+  }
+  outcome_.remote_failure = *first;
+  outcome_.exit_code = first->exit_code;
+  return first;
+}
+
+void JobVerdict::begin_teardown(Clock::time_point now) {
+  if (tearing_down_) return;
+  tearing_down_ = true;
+  deadline_ = now + grace_;
+  signal_workers(SIGCONT);  // a stopped worker could not act on SIGTERM
+  signal_workers(SIGTERM);
+}
+
+void JobVerdict::signal_workers(int sig) {
+  if (sig > 0 && sig < 64) sent_signals_ |= 1ull << sig;
+  effects_.signal_workers(sig);
+}
+
+// Ended by what the stop sent it: killed by that signal, or exited 128+N for it as shells
+// and wrappers report it.
+bool JobVerdict::ended_by_stop(int status) const {
+  int sig = WIFSIGNALED(status)                              ? WTERMSIG(status)
+            : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128
+                                                             : 0;
+  return stop_signal_ != 0 && sig > 0 && sig < 64 && sent(sig);
+}
+
+}  // namespace aml

@@ -1,0 +1,183 @@
+#include "supervisor/round.hpp"
+
+#include <sys/epoll.h>
+#include <sys/wait.h>
+
+#include "supervisor/failure_summary.hpp"
+
+namespace aml {
+namespace {
+
+std::chrono::milliseconds seconds_to_ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+}  // namespace
+
+Round::Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
+             const std::vector<std::unique_ptr<RankLog>>& log_files, Consoles& consoles)
+    : options_(options),
+      log_files_(log_files),
+      consoles_(consoles),
+      verdict_(*this,
+               std::chrono::duration_cast<Clock::duration>(
+                   std::chrono::duration<double>(options.term_timeout_seconds)),
+               options.peers != nullptr ? options.peers->member() : -1),
+      workers_(original_mask),
+      relay_(reactor_, options.output,
+             std::chrono::duration_cast<Clock::duration>(
+                 std::chrono::duration<double>(options.term_timeout_seconds)),
+             log_files, consoles, [this](std::size_t index) { hang_watch_.output_from(index); }),
+      inbox_(
+          signal_fd,
+          {[this] { workers_.reap([this](pid_t p, int s, int i) { on_reaped(p, s, i); }); },
+           [this] { on_guardian_lost(); }, [this](int sig, long sender) { on_stop(sig, sender); },
+           [this](int sig) { workers_.signal_all(sig); }}),
+      hang_watch_(seconds_to_ms(options.hang_timeout_seconds),
+                  seconds_to_ms(options.hang_startup_timeout_seconds)) {}
+
+RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
+  reactor_.add(inbox_.fd(), EPOLLIN, [this](std::uint32_t) { inbox_.read_all(); });
+  if (listening() && options_.peers->fd() >= 0) {
+    reactor_.add(options_.peers->fd(), EPOLLIN, [this](std::uint32_t) { peers_readable_ = true; });
+  }
+  relay_.count_shown(launches);
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    if (!start(std::move(launches[i]), i)) break;
+  }
+  while (running()) {
+    if (workers_.alive() == 0) workers_gone();
+    reactor_.wait(next_deadline(Clock::now()));
+    after_events(Clock::now());
+  }
+  sweep();
+  RunOutcome outcome = verdict_.final_outcome();
+  if (first_failed_ >= 0 && outcome.first_failure) {
+    outcome.first_failure->stderr_tail = relay_.stderr_tail(first_failed_, 20);
+  }
+  for (const WorkerProcess& w : workers_.all()) {
+    outcome.exits.push_back(
+        {w.launch.rank, w.launch.local_rank, w.pid, w.wait_status, w.ended, {}});
+  }
+  return outcome;
+}
+
+bool Round::running() const {
+  return workers_.alive() > 0 || relay_.open_streams() > 0 || verdict_.waiting_for_peers() ||
+         relay_.consoles_blocked();
+}
+
+void Round::after_events(Clock::time_point now) {
+  relay_.after_events();
+  watch_for_hang(now);
+  if (listening()) hear_peers(now);
+  verdict_.tick(now);
+  relay_.tick(now);
+}
+
+std::optional<Round::Clock::time_point> Round::next_deadline(Clock::time_point now) const {
+  auto at = earliest(verdict_.deadline(), relay_.deadline(now));
+  if (listening())
+    at = earliest(at, now + std::chrono::milliseconds(options_.peers->next_poll_ms()));
+  if (watching_for_hang()) {
+    at = earliest(at, now + std::chrono::milliseconds(hang_watch_.next_check_ms(now)));
+  }
+  if (inquiry_) {
+    // The progress pages are read this often while it looks: a rank that moves calls it off.
+    at = earliest(earliest(at, inquiry_->deadline()), now + hang_watch_.interval());
+  }
+  return at;
+}
+
+bool Round::start(WorkerLaunch launch, std::size_t index) {
+  auto ends = relay_.prepare(launch, index);
+  if (!ends) {
+    verdict_.start_failed(ends.error(), Clock::now());
+    return false;
+  }
+  // --hang-timeout: a progress page of its own (progress/progress_page.hpp).
+  const int progress_fd = hang_watch_.on() ? hang_watch_.add_worker() : -1;
+  if (progress_fd >= 0) {
+    launch.environ.push_back(std::string(kProgressFdVariable) + "=" + std::to_string(progress_fd));
+  }
+  auto pid = workers_.spawn(std::move(launch), *ends, progress_fd);
+  if (!pid) {
+    verdict_.start_failed(pid.error(), Clock::now());
+    return false;
+  }
+  relay_.attach(index);
+  verdict_.worker_started();
+  return true;
+}
+
+// This node's workers are all gone: what they left is swept, and where they all finished
+// well, the other nodes hear so.
+void Round::workers_gone() {
+  sweep();
+  if (relay_.open_streams() == 0 && verdict_.waiting_for_peers() && !told_success_) {
+    told_success_ = true;
+    options_.peers->local_success();
+    // --hang-timeout: nothing of this node's runs any more, so nothing of it progresses.
+    if (hang_watch_.on()) options_.peers->job_quiet(true);
+  }
+}
+
+void Round::sweep() {
+  workers_.sweep([this](pid_t p, int s, int i) { on_reaped(p, s, i); });
+  if (!swept_) {
+    swept_ = true;
+    relay_.swept();
+  }
+}
+
+void Round::on_reaped(pid_t pid, int status, int index) {
+  if (index < 0) {
+    if (inquiry_) inquiry_->reaped(pid);  // one of its tools, perhaps
+    return;
+  }
+  const auto i = static_cast<std::size_t>(index);
+  const WorkerProcess& w = workers_[i];
+  const WorkerExit exit{w.launch.rank, w.launch.local_rank, pid, status, w.ended, {}};
+  auto last_stderr = [this, i] {
+    relay_.drain(i);  // what it wrote before it died goes with the news
+    return relay_.stderr_tail(i, 20);
+  };
+  if (verdict_.worker_ended(exit, last_stderr, Clock::now())) first_failed_ = index;
+  const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (inquiry_ && !inquiry_->committed() && finished) {
+    call_off_inquiry("rank " + std::to_string(w.launch.rank) + " finished", Clock::now());
+  }
+}
+
+void Round::on_stop(int sig, long sender) {
+  relay_.stop_requested();
+  const auto now = std::chrono::system_clock::now();
+  verdict_.stop_from_outside(sig, sender, process_name(sender), utc_timestamp(now), Clock::now());
+}
+
+void Round::on_guardian_lost() {
+  relay_.stop_requested();
+  verdict_.guardian_lost(utc_timestamp(std::chrono::system_clock::now()),
+                         verdict_.waiting_for_peers(), Clock::now());
+}
+
+std::optional<JobFailure> Round::report_to_peers(const JobFailure& failure) {
+  return options_.peers->report(failure);
+}
+
+void Round::hear_peers(Clock::time_point now) {
+  const bool readable = peers_readable_;
+  peers_readable_ = false;
+  verdict_.peer_news(options_.peers->poll(readable), now);
+  // The link has said its last word: a closed socket would keep waking the loop.
+  if (verdict_.peers_done() && options_.peers->fd() >= 0) reactor_.remove(options_.peers->fd());
+}
+
+RankLog* Round::log_of(int rank) const {
+  for (std::size_t i = 0; i < workers_.size() && i < log_files_.size(); ++i) {
+    if (workers_[i].launch.rank == rank) return log_files_[i].get();
+  }
+  return nullptr;
+}
+
+}  // namespace aml

@@ -1,0 +1,113 @@
+// The round's part in --hang-timeout (DESIGN §6): when the watch finds the whole job quiet, an
+// inquiry looks at every rank beside the loop; a rank that moves meanwhile calls it off, and
+// only an inquiry that ends gives the verdict (exit 124).
+#include <signal.h>
+
+#include "supervisor/round.hpp"
+
+namespace aml {
+
+bool Round::watching_for_hang() const {
+  if (!hang_watch_.on() || verdict_.tearing_down() || inquiry_) return false;
+  // A node whose workers are done goes on watching: another node's may be stuck, and any
+  // node that sees the whole job quiet may declare it.
+  return workers_.alive() > 0 || (told_success_ && verdict_.waiting_for_peers());
+}
+
+void Round::watch_for_hang(Clock::time_point now) {
+  if (inquiry_) return follow_inquiry(now);
+  // /proc and the log files are read at check times only, not at every wake-up of the relay.
+  if (!watching_for_hang() || !hang_watch_.due(now)) return;
+  std::vector<pid_t> pids;
+  log_sizes_.resize(workers_.size());
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const WorkerProcess& w = workers_[i];
+    pids.push_back(w.alive ? rank_process(w.pid) : 0);
+    if (relay_.stdout_unread(i)) {
+      const off_t size = log_files_[i]->size();
+      if (size != log_sizes_[i]) hang_watch_.output_from(i);
+      log_sizes_[i] = size;
+    }
+  }
+  const std::optional<bool> quiet = hang_watch_.quiet(now, pids);
+  if (!quiet) return;  // not a check time
+  // Hung only when no rank anywhere progressed: on several nodes, when every node is quiet.
+  const bool hung = options_.peers != nullptr ? options_.peers->job_quiet(*quiet) : *quiet;
+  if (hung) begin_inquiry(now);
+}
+
+void Round::begin_inquiry(Clock::time_point now) {
+  std::vector<HangInquiry::Target> targets;
+  const double interval = std::chrono::duration<double>(hang_watch_.interval()).count();
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    const WorkerProcess& w = workers_[i];
+    if (!w.alive) continue;
+    targets.push_back({i, w.launch.rank, w.launch.local_rank, options_.node_rank, w.pid,
+                       hang_watch_.step(i), hang_watch_.cpu_seconds_last_interval(i), interval});
+  }
+  HangInquiry::Settings settings;
+  settings.timeout_seconds = options_.hang_timeout_seconds;
+  settings.flight_recorder_pipe_prefix = options_.flight_recorder_pipe_prefix;
+  settings.flight_recorder_dump_prefix = options_.flight_recorder_dump_prefix;
+  settings.tools = StackTools::find();
+  HangInquiry::Hooks hooks;
+  hooks.abort_for_stacks = [this](std::size_t worker, pid_t pid) {
+    kill(pid, SIGCONT);  // a tool that ran out of time may have left it stopped
+    relay_.stderr_of(worker).capture(256 * 1024);
+    kill(pid, SIGABRT);  // faulthandler writes every thread's stack, then it dies
+  };
+  hooks.stacks_written = [this](std::size_t worker) {
+    return !workers_[worker].alive && !relay_.stderr_of(worker).is_open();
+  };
+  hooks.captured_stderr = [this](std::size_t worker) {
+    relay_.stderr_of(worker).drain();
+    return relay_.stderr_of(worker).captured();
+  };
+  hooks.peers = listening() ? options_.peers : nullptr;
+  if (!targets.empty()) {
+    consoles_.err.write("aml-launch: no rank showed progress for " +
+                        std::to_string(static_cast<long long>(options_.hang_timeout_seconds)) +
+                        " s (--hang-timeout): looking at every rank before the job is stopped; "
+                        "a rank that moves meanwhile calls it off\n");
+  }
+  inquiry_.emplace(reactor_, std::move(targets), std::move(settings), std::move(hooks), now);
+  verdict_.hang_phase(HangPhase::looking);
+  follow_inquiry(now);
+}
+
+void Round::follow_inquiry(Clock::time_point now) {
+  if (verdict_.tearing_down()) {
+    // A failure or a stop came first: it is the verdict. Ranks already given SIGABRT for
+    // their stacks still die of the hang, not of a failure of their own.
+    inquiry_.reset();
+    if (verdict_.hang_phase() != HangPhase::committed) verdict_.hang_phase(HangPhase::none);
+    return;
+  }
+  if (!inquiry_->committed()) {
+    hang_watch_.read_pages(now);
+    if (auto mover = hang_watch_.moved_since(inquiry_->started())) {
+      return call_off_inquiry("rank " + std::to_string(workers_[*mover].launch.rank) + " moved",
+                              now);
+    }
+  }
+  inquiry_->advance(now);
+  if (inquiry_->moved()) return call_off_inquiry(*inquiry_->moved(), now);
+  if (inquiry_->committed()) verdict_.hang_phase(HangPhase::committed);
+  if (!inquiry_->done()) return;
+  HangReport report = inquiry_->report();
+  keep_full_stacks(
+      report, [this](int rank) { return log_of(rank); }, options_.hang_dir);
+  inquiry_.reset();
+  verdict_.hang_found(std::move(report), now);
+}
+
+// The job is not hung after all: it goes on, and the watch starts its clock again.
+void Round::call_off_inquiry(const std::string& why, Clock::time_point now) {
+  inquiry_.reset();
+  verdict_.hang_phase(HangPhase::none);
+  hang_watch_.moved(now);
+  if (listening()) options_.peers->job_quiet(false);
+  consoles_.err.write("aml-launch: hang inquiry called off: " + why + "\n");
+}
+
+}  // namespace aml
