@@ -26,7 +26,9 @@ constexpr milliseconds kFinishTick{200};
 constexpr milliseconds kShortestReplyTimeout{1500};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 constexpr milliseconds kGoodbyeWait{5000};
-constexpr milliseconds kWatchTimeout{3600 * 1000};
+// The watch's wait is answered at least this often (a quarter of --node-timeout, within these).
+constexpr milliseconds kShortestWatch{250};
+constexpr milliseconds kLongestWatch{3600 * 1000};
 constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.
@@ -111,6 +113,10 @@ std::vector<std::vector<std::string>> NodeGroup::key_batches(const std::string& 
   return batches;
 }
 
+milliseconds NodeGroup::watch_interval() const {
+  return std::clamp(options_.node_timeout / 4, kShortestWatch, kLongestWatch);
+}
+
 milliseconds NodeGroup::beat_interval() const {
   return std::clamp(options_.node_timeout / 10, kFastestBeat, kSlowestBeat);
 }
@@ -173,7 +179,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return will.error();
     }
   }
-  if (auto started = watch_->start_get(key("abort"), kWatchTimeout); !started) {
+  if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
     return started.error();
   }
   auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
@@ -192,6 +198,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   agreed_at_ = now;
   last_poll_ = now;
   last_contact_ = now;
+  last_answer_ = now;
   return agreed;
 }
 
@@ -438,6 +445,14 @@ std::optional<JobFailure> NodeGroup::beat() {
                         "): paused, hung, cut off or gone");
   }
   last_contact_ = Clock::now();
+  // Its kernel takes the heartbeats, but the store itself has not answered the watch's wait
+  // for --node-timeout: node 0's launcher is stopped or starved (unless this node was).
+  const auto unanswered = last_contact_ - last_answer_;
+  if (unanswered >= options_.node_timeout && own_pause_ < options_.node_timeout) {
+    const std::string limit = seconds_text(options_.node_timeout);
+    return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " + limit +
+                            "): paused, hung or starved");
+  }
   return std::nullopt;
 }
 
@@ -448,10 +463,10 @@ PeerNews NodeGroup::hear_abort() {
     news.failure = lost_contact("the connection to its store closed");
     return news;
   }
-  last_contact_ = Clock::now();
+  last_contact_ = last_answer_ = Clock::now();
   if (!*heard) {
     // The long wait ended with nothing to say: wait again.
-    if (auto again = watch_->start_get(key("abort"), kWatchTimeout); !again) {
+    if (auto again = watch_->start_get(key("abort"), watch_interval()); !again) {
       news.failure = lost_contact(again.error().message());
     }
     return news;

@@ -88,6 +88,7 @@ class NodeGroup : public PeerLink {
   JobFailure lost_node(int node, const std::string& why) const;
   void wait_for_verdict_readers();
   std::chrono::milliseconds beat_interval() const;
+  std::chrono::milliseconds watch_interval() const;
   // Node 0 cannot be reached: it is lost, or (this node's own silence reached --node-timeout:
   // a long wait for an answer, or a pause of its own) this node was, and the job went on
   // without it.
@@ -111,6 +112,7 @@ class NodeGroup : public PeerLink {
   Clock::time_point last_resumed_;  // after a long gap between polls: this node was paused
   Clock::duration own_pause_{};     // that gap
   Clock::time_point last_contact_;  // a follower: node 0's last answer, or heartbeat taken
+  Clock::time_point last_answer_;   // a follower: node 0's store's last answer on the watch
 };
 
 }  // namespace aml

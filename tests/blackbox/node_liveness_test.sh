@@ -127,6 +127,32 @@ sleep 0.3
 check "node 1 cut off: nothing of the job is left" \
   [ -z "$(node_processes cut 0)$(node_processes cut 1)$(node_processes cut 2)" ]
 
+# --- Node 0's launcher and workers frozen (SIGSTOP) while its kernel still answers TCP,
+# --node-timeout 4: nodes 1 and 2 name node 0 within --node-timeout + 2 s (its store stopped
+# answering), and node 0, once it runs again, names itself too: one verdict.
+ip -n "$NET-br" link set "$NET-v1" up  # back from the cut above
+job freeze0 4 "$(worker_for 60)"
+t0=$(date +%s%N)
+signal_node STOP freeze0 0
+(sleep 15; signal_node CONT freeze0 0) &  # a launcher that never notices fails, not hangs
+thaw=$!
+wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
+wait ${pids[2]}; s2=$?; ms2=$((($(date +%s%N) - t0) / 1000000))
+signal_node CONT freeze0 0
+kill $thaw 2>/dev/null
+wait ${pids[0]}; s0=$?
+check "node 0 frozen, --node-timeout 4: nodes 1 and 2 stop after ${ms1} ms and ${ms2} ms (4 s to 6 s), naming node 0" \
+  bash -c "[ $ms1 -ge 3900 ] && [ $ms1 -le 6000 ] && [ $ms2 -le 6000 ] && [ '$s1 $s2' = '1 1' ] &&
+           grep -q 'node 0 (.*): its launcher was lost: its store did not answer for over 4 s' '$WORK/freeze0.1.err' &&
+           grep -q 'node 0 (.*): its launcher was lost' '$WORK/freeze0.2.err'" ||
+  cat "$WORK"/freeze0.[12].err
+check "node 0 frozen: node 0, running again, names node 0 too, and exits as they did ($s0)" \
+  bash -c "[ $s0 = 1 ] && grep -q 'node 0 (.*): its launcher was lost' '$WORK/freeze0.0.err'" ||
+  cat "$WORK/freeze0.0.err"
+sleep 0.3
+check "node 0 frozen: nothing of the job is left" \
+  [ -z "$(node_processes freeze0 0)$(node_processes freeze0 1)$(node_processes freeze0 2)" ]
+
 expect_status "--node-timeout that is not a number of seconds is refused" 2 "$BIN" --node-timeout soon -- true
 check "--help explains --node-timeout (Azure's VM pauses)" bash -c "'$BIN' --help | grep -A3 -- --node-timeout | grep -q 'pauses VMs'"
 finish
