@@ -11,8 +11,9 @@
 
 usage: /usr/bin/python3 benchmarks/supervision.py [BUILD_DIR [launch|failfast|relay|relay1|memory ...]]
 (needs python3-torch and Open MPI; all of them by default)
-RELAY_RUNS=N: rounds of the relay benchmarks (5); RELAY_BASELINE=PATH: another aml-launch binary
-(an earlier build) whose rows run in the same rounds, for a side-by-side comparison.
+RELAY_RUNS=N: rounds of the relay benchmarks (5); AML_BASELINE=PATH (or RELAY_BASELINE): another
+aml-launch binary (an earlier build) whose rows run in the same rounds of every benchmark, for a
+side-by-side comparison.
 """
 import os
 import shutil
@@ -32,6 +33,7 @@ FLOOD = f"{BUILD}/benchmarks/line_flood"
 TORCHRUN = ["/usr/bin/python3", f"{HERE}/torchrun_wrapper.py", "--standalone", "--nproc_per_node", "8",
             "--monitor_interval", "0.1", "--no_python"]
 MPIRUN = ["mpirun", "--oversubscribe", "-np", "8"]
+BASELINE = os.environ.get("AML_BASELINE") or os.environ.get("RELAY_BASELINE")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
 
 
@@ -63,6 +65,8 @@ def launch_benchmark(rounds=100, torchrun_every=10):
     tools = {
         "bare posix_spawn + wait (floor)": [FLOOR, "8", "/bin/true"],
         "aml-launch --nproc-per-node 8": [AML, "--nproc-per-node", "8", "--", "/bin/true"],
+        **({"AML_BASELINE (an earlier build) --nproc-per-node 8":
+            [BASELINE, "--nproc-per-node", "8", "--", "/bin/true"]} if BASELINE else {}),
         "mpirun --oversubscribe -np 8": MPIRUN + ["/bin/true"],
         "torchrun --nproc_per_node 8 --monitor_interval 0.1": TORCHRUN + ["/bin/true"],
     }
@@ -91,6 +95,8 @@ WITH_ORPHANS = 'sleep 600 & r=${LOCAL_RANK:-$OMPI_COMM_WORLD_RANK}; [ "$r" = 3 ]
 def fail_fast_benchmark(runs=(20, 10, 5), script=FAIL_FAST, title=None):
     tools = [
         ("aml-launch", [AML, "--nproc-per-node", "8", "--", "sh", "-c", script], runs[0]),
+        *([("AML_BASELINE (an earlier build)", [BASELINE, "--nproc-per-node", "8", "--", "sh", "-c", script],
+            runs[0])] if BASELINE else []),
         ("mpirun", MPIRUN + ["sh", "-c", script], runs[1]),
         ("torchrun", TORCHRUN + ["sh", "-c", script], runs[2]),
     ]
@@ -187,10 +193,9 @@ def relay_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
         "aml-launch, untagged console to /dev/null + log files":
             lambda: through_aml("/dev/null", ["--tag", "none"]),
     }
-    baseline = os.environ.get("RELAY_BASELINE")
-    if baseline:
-        runners["RELAY_BASELINE (an earlier build), tagged console to /dev/null + log files"] = \
-            lambda: through_aml("/dev/null", aml=baseline)
+    if BASELINE:
+        runners["AML_BASELINE (an earlier build), tagged console to /dev/null + log files"] = \
+            lambda: through_aml("/dev/null", aml=BASELINE)
     interleaved_table(f"### 3. Relay: 8 workers x {lines_per_worker:,} lines of 100 bytes (1 GiB in all)",
                       runners, runs, work)
 
@@ -213,10 +218,9 @@ def relay_one_worker_benchmark(runs=int(os.environ.get("RELAY_RUNS", "5"))):
         "the worker writing straight to the file": lambda: run([FLOOD, str(lines)]),
         "aml-launch -- worker > file": lambda: run([AML, "--", FLOOD, str(lines)]),
     }
-    baseline = os.environ.get("RELAY_BASELINE")
-    if baseline:
-        runners["RELAY_BASELINE (an earlier build) -- worker > file"] = \
-            lambda: run([baseline, "--", FLOOD, str(lines)])
+    if BASELINE:
+        runners["AML_BASELINE (an earlier build) -- worker > file"] = \
+            lambda: run([BASELINE, "--", FLOOD, str(lines)])
     interleaved_table(f"### 3b. One worker (a per-process launch): {lines:,} lines of 100 bytes (1 GiB) "
                       "to its console, a file; no log file", runners, runs, work)
 
@@ -258,6 +262,8 @@ def memory_benchmark(runs=3):
     worker = ["sh", "-c", "sleep 2"]
     tools = {
         "aml-launch --nproc-per-node 8": [AML, "--nproc-per-node", "8", "--"] + worker,
+        **({"AML_BASELINE (an earlier build) --nproc-per-node 8": [BASELINE, "--nproc-per-node", "8", "--"] + worker}
+           if BASELINE else {}),
         "mpirun --oversubscribe -np 8": MPIRUN + worker,
         "torchrun --nproc_per_node 8": TORCHRUN + worker,
     }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <iostream>
 
+#include "hang_files.hpp"
 #include "net/free_port.hpp"
 #include "net/route_interface.hpp"
 #include "options.hpp"
@@ -19,7 +20,6 @@
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
 #include "util/expand_fields.hpp"
-#include "util/make_directories.hpp"
 #include "util/replace_file.hpp"
 
 extern char** environ;
@@ -43,37 +43,6 @@ bool joins_group(const Options& options, const Topology& t) {
   if (t.launch == Launch::per_node) return t.nnodes > 1;
   if (options.no_group || options.exec || t.world_size < 2 || t.master_addr.empty()) return false;
   return t.source != "torchrun" && t.source != "tf-config" && t.source != "aml-launch";
-}
-
-// Where the workers' PyTorch puts its NCCL Flight Recorder dumps and pipes under
-// --hang-timeout: the log directory, else one of the run's own.
-std::string flight_recorder_dir(const Options& options, const Env& env, const std::string& run_id) {
-  if (options.log_dir) return *options.log_dir;
-  if (has(env, "AZUREML_RUN_ID")) return "user_logs";
-  const auto tmp = env.find("TMPDIR");
-  return (tmp != env.end() && !tmp->second.empty() ? tmp->second : std::string("/tmp")) +
-         "/aml-launch-" + (run_id.empty() ? std::to_string(getpid()) : run_id);
-}
-
-// --hang-timeout: Python's faulthandler (SIGABRT then prints every thread's stack) and
-// PyTorch's NCCL Flight Recorder (a trace buffer, dumped on a timeout or when its pipe is
-// written); what the environment already sets is left alone.
-EnvList hang_environment(const Options& options, const Topology& t, const Env& env,
-                         const std::string& run_id) {
-  EnvList out;
-  if (options.hang_timeout_seconds <= 0) return out;
-  const std::string dir = flight_recorder_dir(options, env, run_id.empty() ? t.run_id : run_id);
-  const std::pair<const char*, std::string> wanted[] = {
-      {"PYTHONFAULTHANDLER", "1"},
-      {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"},
-      {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},
-      {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + "/nccl_trace_rank_"},
-      {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE", dir + "/nccl_pipe_rank_"},
-  };
-  for (const auto& [name, value] : wanted) {
-    if (!has(env, name)) out.emplace_back(name, value);
-  }
-  return out;
 }
 
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
@@ -386,25 +355,13 @@ int run(int argc, char** argv) {
   run_options.hang_timeout_seconds = options.hang_timeout_seconds;
   run_options.hang_startup_timeout_seconds = options.hang_startup_timeout_seconds;
   run_options.node_rank = plan.topology.node_rank;
-  if (options.hang_timeout_seconds > 0) {
-    run_options.hang_dir = flight_recorder_dir(options, env, plan.run_id);
-    // The Flight Recorder's files where the workers will have them: ours, or the user's own.
-    EnvList effective = inputs->hang_env;
-    for (const char* name :
-         {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"}) {
-      if (auto given = env.find(name); given != env.end())
-        effective.emplace_back(name, given->second);
-    }
-    for (const auto& [name, value] : effective) {
-      if (name == "TORCH_NCCL_DEBUG_INFO_TEMP_FILE")
-        run_options.flight_recorder_dump_prefix = value;
-      if (name != "TORCH_NCCL_DEBUG_INFO_PIPE_FILE") continue;
-      run_options.flight_recorder_pipe_prefix = value;
-      // PyTorch makes its pipes and dumps there; it does not make the directory.
-      make_directories(value.substr(0, value.rfind('/')));
-    }
-  }
+  run_options.report_at_once = [&node](const RunOutcome& so_far) {
+    return late_stop_text(so_far, node);
+  };
+  const std::string made_for_hangs =
+      prepare_hang_files(options, env, inputs->hang_env, plan.run_id, run_options);
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
+  remove_if_empty(made_for_hangs);
   // The file first: a stderr that nobody reads cannot keep it from being written.
   std::string said = write_summary_file(options, outcome, node, true);
   if (outcome.start_error)

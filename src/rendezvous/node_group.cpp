@@ -362,62 +362,6 @@ void NodeGroup::local_success() {
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
-// Each node says whether its ranks are quiet (a key while they are); any node, quiet itself,
-// declares the job hung once every node's key is there (DESIGN §6: whichever node sees the
-// whole job quiet).
-bool NodeGroup::job_quiet(bool this_node_quiet) {
-  const int me = options_.self.node_rank;
-  if (this_node_quiet != quiet_said_) {
-    auto said = this_node_quiet ? control_.set(node_key("quiet", me), "1")
-                                : control_.erase(node_key("quiet", me));
-    if (said) quiet_said_ = this_node_quiet;
-  }
-  return this_node_quiet && job_still_quiet();
-}
-
-bool NodeGroup::job_still_quiet() {
-  auto all = all_exist("quiet");
-  return all && *all;
-}
-
-void NodeGroup::looked() { (void)control_.set(node_key("looked", options_.self.node_rank), "1"); }
-
-bool NodeGroup::everyone_looked() {
-  auto all = all_exist("looked");
-  return all && *all;
-}
-
-void NodeGroup::offer_places(const std::vector<RankPlace>& mine) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const RankPlace& p : mine) {
-    out.push_back(
-        {{"rank", p.rank}, {"node_rank", p.node_rank}, {"place", p.place}, {"detail", p.detail}});
-  }
-  (void)control_.set(node_key("places", options_.self.node_rank), out.dump());
-}
-
-std::optional<std::vector<RankPlace>> NodeGroup::pooled_places(bool last_chance) {
-  if (!last_chance) {
-    auto all = all_exist("places");
-    if (!all || !*all) return std::nullopt;
-  }
-  std::vector<RankPlace> all;
-  for (const auto& keys : key_batches("places")) {
-    auto values = control_.get_all(keys, milliseconds(0));
-    if (!values) continue;
-    for (const auto& value : *values) {
-      if (!value) continue;
-      auto parsed = nlohmann::json::parse(*value, nullptr, false);
-      if (!parsed.is_array()) continue;
-      for (const auto& p : parsed) {
-        all.push_back({p.value("rank", -1), p.value("node_rank", 0), p.value("place", ""),
-                       p.value("detail", "")});
-      }
-    }
-  }
-  return all;
-}
-
 // Node 0: a follower the store has not heard from for --node-timeout is lost, unless it
 // finished (and may have gone).
 std::optional<JobFailure> NodeGroup::find_silent_node() {

@@ -62,9 +62,15 @@ class NodeGroup : public PeerLink {
   void local_success() override;
   int member() const override { return options_.self.node_rank; }
   bool job_quiet(bool this_node_quiet) override;
+  void inquiry_begun() override;
   void looked() override;
   bool job_still_quiet() override;
   bool everyone_looked() override;
+  bool commit_hang() override;
+  bool call_off_hang() override;
+  bool hang_declared() override;
+  void frozen() override;
+  bool everyone_frozen() override;
   void offer_places(const std::vector<RankPlace>& mine) override;
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
@@ -101,9 +107,11 @@ class NodeGroup : public PeerLink {
   Agreement agreement_;
   int round_ = -1;
   std::string phase_ = "run";
-  bool finishing_ = false;   // local_success() was called this round
-  bool quiet_said_ = false;  // this node's quiet key is set (--hang-timeout)
-  bool all_done_ = false;    // node 0: every node finished; waiting for them to say goodbye
+  bool finishing_ = false;      // local_success() was called this round
+  bool quiet_said_ = false;     // this node's quiet key is set (--hang-timeout)
+  std::string inquiry_;         // the number of this node's hang inquiry, as the store counts
+  bool hang_declared_ = false;  // some node committed this inquiry: the job is hung
+  bool all_done_ = false;       // node 0: every node finished; waiting for them to say goodbye
   using Clock = std::chrono::steady_clock;
   Clock::time_point next_tick_;
   Clock::time_point goodbye_deadline_;

@@ -1,5 +1,6 @@
 #include "supervisor/failure_summary.hpp"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -36,13 +37,21 @@ std::string node_text(int node_rank, const std::string& host) {
   return "node " + std::to_string(node_rank) + " (" + host + ")";
 }
 
-// "2 of 2 workers ended on their own" and, where some had to be, how many were killed.
+// How this node's workers ended after a stop: "2 of 2 worker(s) ended within the grace after
+// SIGINT", where some had to be, how many were killed and why.
 std::string workers_text(const JobStop& stop) {
   if (stop.workers == 0) return "no worker was running";
+  const int got = stop.passed_on != 0 ? stop.passed_on : SIGTERM;  // else the teardown's TERM
   std::string text = std::to_string(stop.ended_on_their_own) + " of " +
-                     std::to_string(stop.workers) + " worker(s) ended on their own";
-  if (stop.killed_after_grace > 0) {
-    text += ", " + std::to_string(stop.killed_after_grace) + " killed after the grace";
+                     std::to_string(stop.workers) + " worker(s) ended within the grace after " +
+                     signal_name(got);
+  if (!stop.launcher_killed_at.empty()) {
+    text += "; its launcher was killed (SIGKILL) at " + stop.launcher_killed_at;
+    if (stop.killed_after_grace > 0) {
+      text += " and " + std::to_string(stop.killed_after_grace) + " worker(s) with it";
+    }
+  } else if (stop.killed_after_grace > 0) {
+    text += ", " + std::to_string(stop.killed_after_grace) + " killed (SIGKILL) after the grace";
   }
   return text;
 }
@@ -53,18 +62,39 @@ std::string launcher_text(int rank, int node_rank, const std::string& host) {
   return "rank " + std::to_string(rank) + " (node " + std::to_string(node_rank) + ", " + host + ")";
 }
 
+// "SIGTERM from outside (sent by pid 7, mpirun)"
+std::string signal_from_outside(const JobStop& stop) {
+  std::string text = signal_name(stop.signal) + " from outside";
+  if (stop.sender_pid > 0) {
+    text += " (sent by pid " + std::to_string(stop.sender_pid) +
+            (stop.sender.empty() ? "" : ", " + stop.sender) + ")";
+  }
+  return text;
+}
+
+// A stop that reached a launcher already stopping its workers for a failure or a hang (mpirun
+// sends TERM to every launcher once a rank failed, then SIGKILL): named, not taken for a
+// second Ctrl-C. The head is said at once, the workers' end when it comes.
+std::string late_stop_head(const JobStop& stop, const NodeIdentity& node) {
+  const std::string whose = node.rank >= 0 ? "its worker" : "its workers";
+  return "aml-launch: " + launcher_text(node.rank, node.node_rank, node.host) + ": " +
+         (stop.from_here()
+              ? signal_from_outside(stop)
+              : signal_name(stop.signal) + " sent to " +
+                    launcher_text(stop.rank, stop.node_rank, stop.host) + "'s launcher") +
+         " came at " + stop.time + " while it stopped " + whose +
+         " for that: " + (stop.passed_on != 0 ? "passed on" : "not passed on (they had SIGTERM)");
+}
+
 std::string stop_text(const JobStop& stop, const NodeIdentity& node) {
+  if (stop.during_teardown) return late_stop_head(stop, node) + "; " + workers_text(stop) + "\n";
   std::string text = "aml-launch: " + launcher_text(node.rank, node.node_rank, node.host) + ": ";
   if (stop.guardian_killed) {
     return text + "its launcher was killed (SIGKILL) at " + stop.time +
            ": its workers and everything they started were killed at once\n";
   }
   if (stop.from_here()) {
-    text += "stopped by " + signal_name(stop.signal) + " from outside";
-    if (stop.sender_pid > 0) {
-      text += " (sent by pid " + std::to_string(stop.sender_pid) +
-              (stop.sender.empty() ? "" : ", " + stop.sender) + ")";
-    }
+    text += "stopped by " + signal_from_outside(stop);
   } else {
     text += "the job was stopped by " + signal_name(stop.signal) + " sent to " +
             launcher_text(stop.rank, stop.node_rank, stop.host) + "'s launcher";
@@ -82,7 +112,9 @@ std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
       const bool this_rank = f.member_or_node() == node.rank && f.pid == 0;
       text = "aml-launch: rank " + std::to_string(node.rank) + " (node " +
              std::to_string(node.node_rank) + ") stopped its worker: " +
-             (this_rank ? "the job lost this rank's launcher: " : "the job failed elsewhere: ") +
+             (this_rank                       ? "the job lost this rank's launcher: "
+              : f.node_rank == node.node_rank ? "the job failed on this node: "
+                                              : "the job failed on another node: ") +
              f.describe() + "\n";
     } else {
       const bool this_node = f.node_rank == node.node_rank;
@@ -116,10 +148,24 @@ std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
 }  // namespace
 
 std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node) {
+  const JobStop* stop = outcome.stopped ? &*outcome.stopped : nullptr;
+  if (outcome.reported_at_once && stop != nullptr) {
+    // The rest was said when the stop came: how the workers ended.
+    return "aml-launch: " + launcher_text(node.rank, node.node_rank, node.host) + ": " +
+           workers_text(*stop) + "\n";
+  }
   std::string text = outcome.hang ? outcome.hang->text() : "";
   text += failure_text(outcome, node);
-  if (outcome.stopped && !outcome.remote_failure) text += stop_text(*outcome.stopped, node);
+  if (stop != nullptr && (!outcome.remote_failure || stop->during_teardown)) {
+    text += stop_text(*stop, node);
+  }
   return text;
+}
+
+std::string late_stop_text(const RunOutcome& outcome, const NodeIdentity& node) {
+  if (!outcome.stopped || !outcome.stopped->during_teardown) return "";
+  std::string text = outcome.hang ? outcome.hang->text() : "";
+  return text + failure_text(outcome, node) + late_stop_head(*outcome.stopped, node) + "\n";
 }
 
 namespace {
@@ -191,6 +237,12 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
     s["workers"] = stop.workers;
     s["ended_on_their_own"] = stop.ended_on_their_own;
     s["killed_after_grace"] = stop.killed_after_grace;
+    s["passed_on"] = stop.passed_on != 0 ? nlohmann::ordered_json(signal_name(stop.passed_on))
+                                         : nlohmann::ordered_json(nullptr);
+    s["during_teardown"] = stop.during_teardown;
+    s["launcher_killed_at"] = stop.launcher_killed_at.empty()
+                                  ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(stop.launcher_killed_at);
     j["stopped"] = s;
   } else {
     j["stopped"] = nullptr;

@@ -16,6 +16,9 @@ struct NodeIdentity {
 
 // Lines for stderr; "" when the run succeeded.
 std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& node);
+// Where a stop came while the workers were being stopped for a failure or a hang: the report
+// so far, said at once (the sender may SIGKILL the launcher next, as mpirun does); else "".
+std::string late_stop_text(const RunOutcome& outcome, const NodeIdentity& node);
 // The --summary-file document, for a failed run and a clean one alike. `final` is false for
 // the one written when a round failed and the workers are about to restart: a launcher that
 // is killed after that leaves the last failure on record.

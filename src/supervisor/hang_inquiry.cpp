@@ -15,7 +15,7 @@ constexpr double kBusyShare = 0.2;
 
 std::string seconds(double s) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%.2g s", s);
+  std::snprintf(text, sizeof(text), "%.1f s", s);
   return text;
 }
 
@@ -122,6 +122,17 @@ void HangInquiry::advance(Clock::time_point now) {
         if (hooks_.peers != nullptr && now < phase_deadline_ && !hooks_.peers->everyone_looked()) {
           return;
         }
+        if (hooks_.peers != nullptr && !hooks_.peers->commit_hang()) {
+          moved_ = "another node called it off (its ranks moved)";
+          return;
+        }
+        freeze_python_ranks(now);
+        phase_ = Phase::freezing;
+        break;
+      case Phase::freezing:
+        if (hooks_.peers != nullptr && now < phase_deadline_ && !hooks_.peers->everyone_frozen()) {
+          return;
+        }
         abort_python_ranks(now);
         phase_ = Phase::faulthandler;
         break;
@@ -205,12 +216,26 @@ void HangInquiry::start_gdb() {
 }
 
 // The Python ranks py-spy could not read: faulthandler writes their stacks as they die.
+// A Python rank without py-spy's stacks gives them through faulthandler, at the cost of its life.
+bool HangInquiry::aborts(std::size_t i) const {
+  return python_[i] && place_from_py_spy(looks_[i].python_stacks).empty();
+}
+
+void HangInquiry::freeze_python_ranks(Clock::time_point now) {
+  phase_deadline_ = now + settings_.freeze_wait;
+  if (hooks_.peers == nullptr) return;  // alone: nobody else's end can reach its ranks
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    if (aborts(i)) hooks_.freeze(looks_[i].pid);
+  }
+  hooks_.peers->frozen();
+}
+
 void HangInquiry::abort_python_ranks(Clock::time_point now) {
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     RankLook& look = looks_[i];
     if (!place_from_py_spy(look.python_stacks).empty()) {
       look.python_from = "py-spy";
-    } else if (python_[i]) {
+    } else if (aborts(i)) {
       if (!look.python_stacks.empty())
         look.native_stacks += "\n(py-spy: " + look.python_stacks + ")";
       look.python_stacks.clear();

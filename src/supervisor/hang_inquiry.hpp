@@ -54,12 +54,17 @@ class HangInquiry {
     Clock::duration flight_recorder_wait = std::chrono::seconds(5);
     Clock::duration faulthandler_wait = std::chrono::seconds(5);
     Clock::duration peers_wait = std::chrono::seconds(40);
+    Clock::duration freeze_wait = std::chrono::seconds(5);  // for the other nodes' freeze
   };
 
   // What it needs of the rest of the supervisor.
   struct Hooks {
-    // Capture the worker's stderr, then SIGCONT and SIGABRT its rank process.
+    // Capture the worker's stderr, then SIGABRT and SIGCONT its rank process (stopped by
+    // `freeze`, it dumps its stacks as they were, before it runs again).
     std::function<void(std::size_t worker, pid_t pid)> abort_for_stacks;
+    // SIGSTOP: on several nodes every node's ranks are stopped before any is aborted, so that
+    // none sees another die (a closed connection) and moves on before its stacks are taken.
+    std::function<void(pid_t pid)> freeze;
     // The worker ended and its stderr is read to the end.
     std::function<bool(std::size_t worker)> stacks_written;
     std::function<std::string(std::size_t worker)> captured_stderr;
@@ -80,7 +85,7 @@ class HangInquiry {
   Clock::time_point started() const { return started_; }
   // Why the ranks are not stuck ("rank 1's stack changed"), once the second look says so.
   const std::optional<std::string>& moved() const { return moved_; }
-  bool committed() const { return phase_ >= Phase::faulthandler; }
+  bool committed() const { return phase_ >= Phase::freezing; }
   bool done() const { return phase_ == Phase::done; }
   const HangReport& report() const { return report_; }
 
@@ -92,6 +97,7 @@ class HangInquiry {
     flight_recorder,
     native_stacks,
     peers_looked,
+    freezing,
     faulthandler,
     pooling,
     done
@@ -102,6 +108,8 @@ class HangInquiry {
   void request_flight_recorder(Clock::time_point now);
   bool flight_recorder_done(Clock::time_point now) const;
   void start_gdb();
+  bool aborts(std::size_t i) const;
+  void freeze_python_ranks(Clock::time_point now);
   void abort_python_ranks(Clock::time_point now);
   void finish(Clock::time_point now);
 

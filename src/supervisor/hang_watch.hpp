@@ -49,6 +49,8 @@ class HangWatch {
   int next_check_ms(Clock::time_point now) const;
   bool due(Clock::time_point now) const { return on() && now >= next_check_; }
 
+  // Some worker showed progress in this round (else the job never got going).
+  bool ever_progressed() const { return first_progress_.has_value(); }
   std::int64_t step(std::size_t index) const;  // the last step given; -1 for none
   double cpu_seconds_last_interval(std::size_t index) const;
   std::chrono::milliseconds interval() const;  // between checks

@@ -20,6 +20,12 @@ struct JobStop {
   int killed_after_grace = 0;    // of those: SIGKILLed after --term-timeout
   bool also_here = false;        // another node's came first, and this launcher got one too
   bool guardian_killed = false;  // the launcher's first process was killed (SIGKILL)
+  // The signal the workers got for it; 0 where they had it already (the teardown's TERM).
+  int passed_on = 0;
+  // It came while the launcher was already stopping its workers for a failure or a hang (as
+  // mpirun's TERM does after a rank failed): the verdict stays that one.
+  bool during_teardown = false;
+  std::string launcher_killed_at;  // UTC: its launcher was then killed (SIGKILL) too
 
   bool from_here() const { return node_rank < 0; }
 };

@@ -6,6 +6,19 @@
 #include "supervisor/exit_status.hpp"
 
 namespace aml {
+namespace {
+
+// What the other members are told of a stop of this launcher.
+JobFailure stop_record(int sig, std::string status, const std::string& utc) {
+  JobFailure record;
+  record.stop_signal = sig;
+  record.exit_code = 128 + sig;
+  record.status = std::move(status);
+  record.time = utc;
+  return record;
+}
+
+}  // namespace
 
 JobVerdict::JobVerdict(JobEffects& effects, Clock::duration grace, int member)
     : effects_(effects), grace_(grace), member_(member) {}
@@ -64,12 +77,8 @@ void JobVerdict::stop_from_outside(int sig, long sender_pid, const std::string& 
   stop.sender_pid = sender_pid;
   stop.sender = sender_name;
   stop.time = utc;
-  JobFailure record;
-  record.stop_signal = sig;
-  record.exit_code = 128 + sig;
-  record.status = "its launcher was stopped by " + signal_name(sig) + " from outside";
-  record.time = stop.time;
-  auto first = tell_peers(record);
+  auto first = tell_peers(
+      stop_record(sig, "its launcher was stopped by " + signal_name(sig) + " from outside", utc));
   if (first && first->stop_signal != 0) {
     // Another member was stopped a moment before (a scheduler signals every task): that one is
     // named, here as there.
@@ -87,18 +96,19 @@ void JobVerdict::stop_from_outside(int sig, long sender_pid, const std::string& 
 // and the grace to end on their own; then SIGKILL.
 void JobVerdict::start_stop(JobStop stop, Clock::time_point now) {
   stop.workers = alive_;
+  stop.during_teardown = tearing_down_ && failed();
   stop_signal_ = stop.signal;
+  // Stopping already with that signal (a failure's TERM): the stop is named, and the workers'
+  // grace goes on without a second one (mpirun's TERM after a rank failed, passed on, was one).
+  const bool pass_on = !tearing_down_ || !sent(stop_signal_);
+  if (pass_on) stop.passed_on = stop_signal_;
   outcome_.stopped = std::move(stop);
   if (!tearing_down_) {
     tearing_down_ = true;
     deadline_ = now + grace_;
     signal_workers(SIGCONT);  // a stopped worker could not act on it
-  } else if (sent(stop_signal_)) {
-    // Stopping already (a failure's TERM): the stop is named, and the workers' grace goes on
-    // without a second TERM (mpirun's TERM after a rank failed, passed on, was one).
-    return;
   }
-  signal_workers(stop_signal_);
+  if (pass_on) signal_workers(stop_signal_);
 }
 
 // A second stop signal: TERM now (and a new grace) where the workers have not had it yet,
@@ -125,13 +135,11 @@ void JobVerdict::guardian_lost(const std::string& utc, bool waiting_for_peers,
     stop.signal = SIGKILL;
     stop.guardian_killed = true;
     stop.time = utc;
-    JobFailure record;
-    record.stop_signal = SIGKILL;
-    record.exit_code = 128 + SIGKILL;
-    record.status = "its launcher was killed";
-    record.time = stop.time;
-    tell_peers(record);
+    tell_peers(stop_record(SIGKILL, "its launcher was killed", utc));
     if (!outcome_.stopped) start_stop(std::move(stop), now);
+  }
+  if (outcome_.stopped && !outcome_.stopped->guardian_killed) {
+    outcome_.stopped->launcher_killed_at = utc;  // during a stop: named in its report
   }
   tearing_down_ = true;
   killed_ = true;

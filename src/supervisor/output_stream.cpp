@@ -12,20 +12,23 @@ constexpr int kReadsPerWakeup = 8;  // then let the other workers' pipes have th
 
 }  // namespace
 
-void OutputStream::drain() {
+std::size_t OutputStream::drain() {
   std::span<char> buffer = relay_read_buffer();
+  std::size_t got = 0;
   for (int reads = 0; reads < kReadsPerWakeup && pipe_; ++reads) {
     ssize_t n = ::read(pipe_.get(), buffer.data(), buffer.size());
     if (n > 0) {
+      got += static_cast<std::size_t>(n);
       relay_.consume(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
-      if (static_cast<std::size_t>(n) < buffer.size()) return;  // the pipe is empty for now
+      if (static_cast<std::size_t>(n) < buffer.size()) return got;  // empty for now
     } else if (n == 0) {
       finish();
     } else if (errno != EINTR) {
       if (errno != EAGAIN) finish();
-      return;
+      return got;
     }
   }
+  return got;
 }
 
 void OutputStream::finish() {

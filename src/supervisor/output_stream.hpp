@@ -24,8 +24,8 @@ class OutputStream {
   void watch_with(int epoll_fd) { epoll_fd_ = epoll_fd; }
 
   // Reads what the pipe holds without blocking. At end of file a partial last line is written
-  // out (with a newline added on the console) and the pipe is closed.
-  void drain();
+  // out (with a newline added on the console) and the pipe is closed. Returns the bytes read.
+  std::size_t drain();
 
   // Stops reading: a partial last line is written out as at end of file.
   void close() {

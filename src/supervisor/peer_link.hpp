@@ -46,6 +46,17 @@ class PeerLink {
   // Every node still quiet: a node whose ranks moved called its inquiry off, and so must all.
   virtual bool job_still_quiet() = 0;
   virtual bool everyone_looked() = 0;
+  // One verdict per inquiry, whichever node says it first. This node begins one (after
+  // job_quiet gave true); commits it before its ranks get SIGABRT: false where another node
+  // called it off first; calls it off: false where another node committed it first (then
+  // this node commits too: its ranks die of the hang); and whether any node committed it.
+  virtual void inquiry_begun() = 0;
+  virtual bool commit_hang() = 0;
+  virtual bool call_off_hang() = 0;
+  virtual bool hang_declared() = 0;
+  // This node's Python ranks are stopped (SIGSTOP) for the aborts; and every node's are.
+  virtual void frozen() = 0;
+  virtual bool everyone_frozen() = 0;
   // This node's ranks' places in; every node's out once all have given theirs (or, at
   // `last_chance`, those that came), the same on every node: the verdict's input.
   virtual void offer_places(const std::vector<RankPlace>& mine) = 0;

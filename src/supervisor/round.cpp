@@ -52,6 +52,7 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
   }
   sweep();
   RunOutcome outcome = verdict_.final_outcome();
+  outcome.reported_at_once = reported_at_once_;
   if (first_failed_ >= 0 && outcome.first_failure) {
     outcome.first_failure->stderr_tail = relay_.stderr_tail(first_failed_, 20);
   }
@@ -63,8 +64,9 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
 }
 
 bool Round::running() const {
+  // A committed inquiry finishes (the stacks, the other nodes' places) after its ranks died.
   return workers_.alive() > 0 || relay_.open_streams() > 0 || verdict_.waiting_for_peers() ||
-         relay_.consoles_blocked();
+         relay_.consoles_blocked() || (inquiry_ && inquiry_->committed());
 }
 
 void Round::after_events(Clock::time_point now) {
@@ -142,10 +144,20 @@ void Round::on_reaped(pid_t pid, int status, int index) {
     relay_.drain(i);  // what it wrote before it died goes with the news
     return relay_.stderr_tail(i, 20);
   };
+  // Another node declared the hang: ranks here that end now (a peer gone, SIGABRT) die of it.
+  const bool hung_elsewhere = inquiry_ && !inquiry_->committed() && hang_declared_elsewhere();
+  if (hung_elsewhere) verdict_.hang_phase(HangPhase::committed);
   if (verdict_.worker_ended(exit, last_stderr, Clock::now())) first_failed_ = index;
   const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (inquiry_ && !inquiry_->committed() && finished) {
-    call_off_inquiry("rank " + std::to_string(w.launch.rank) + " finished", Clock::now());
+  if (inquiry_ && !inquiry_->committed() && finished && !hung_elsewhere) {
+    // Its last lines come with its end: a rank that printed and then ended moved first.
+    relay_.drain(i);
+    hang_watch_.read_pages(Clock::now());
+    const auto mover = hang_watch_.moved_since(inquiry_->started());
+    const std::size_t named = mover ? *mover : i;
+    call_off_inquiry(
+        "rank " + std::to_string(workers_[named].launch.rank) + (mover ? " moved" : " finished"),
+        Clock::now());
   }
 }
 
@@ -153,6 +165,15 @@ void Round::on_stop(int sig, long sender) {
   relay_.stop_requested();
   const auto now = std::chrono::system_clock::now();
   verdict_.stop_from_outside(sig, sender, process_name(sender), utc_timestamp(now), Clock::now());
+  const auto& stop = verdict_.outcome().stopped;
+  if (stop && stop->during_teardown && !reported_at_once_ && options_.report_at_once) {
+    reported_at_once_ = true;
+    RunOutcome so_far = verdict_.final_outcome();
+    if (first_failed_ >= 0 && so_far.first_failure) {
+      so_far.first_failure->stderr_tail = relay_.stderr_tail(first_failed_, 20);
+    }
+    consoles_.err.write(options_.report_at_once(so_far));
+  }
 }
 
 void Round::on_guardian_lost() {

@@ -53,7 +53,8 @@ class Round : private JobEffects {
   void watch_for_hang(Clock::time_point now);
   void begin_inquiry(Clock::time_point now);
   void follow_inquiry(Clock::time_point now);
-  void call_off_inquiry(const std::string& why, Clock::time_point now);
+  bool call_off_inquiry(std::string why, Clock::time_point now);
+  bool hang_declared_elsewhere();
   RankLog* log_of(int rank) const;
 
   const RunOptions& options_;
@@ -70,6 +71,7 @@ class Round : private JobEffects {
   int first_failed_ = -1;         // index of the worker that failed first
   bool swept_ = false;
   bool told_success_ = false;
+  bool reported_at_once_ = false;  // a stop came during the teardown: the report was said
   bool peers_readable_ = false;
 };
 

@@ -52,10 +52,13 @@ void Round::begin_inquiry(Clock::time_point now) {
   settings.tools = StackTools::find();
   HangInquiry::Hooks hooks;
   hooks.abort_for_stacks = [this](std::size_t worker, pid_t pid) {
-    kill(pid, SIGCONT);  // a tool that ran out of time may have left it stopped
     relay_.stderr_of(worker).capture(256 * 1024);
     kill(pid, SIGABRT);  // faulthandler writes every thread's stack, then it dies
+    // Frozen, or left stopped by a tool that ran out of time: SIGABRT is the first thing it
+    // handles when it runs again.
+    kill(pid, SIGCONT);
   };
+  hooks.freeze = [](pid_t pid) { kill(pid, SIGSTOP); };
   hooks.stacks_written = [this](std::size_t worker) {
     return !workers_[worker].alive && !relay_.stderr_of(worker).is_open();
   };
@@ -65,11 +68,18 @@ void Round::begin_inquiry(Clock::time_point now) {
   };
   hooks.peers = listening() ? options_.peers : nullptr;
   if (!targets.empty()) {
-    consoles_.err.write("aml-launch: no rank showed progress for " +
-                        std::to_string(static_cast<long long>(options_.hang_timeout_seconds)) +
-                        " s (--hang-timeout): looking at every rank before the job is stopped; "
-                        "a rank that moves meanwhile calls it off\n");
+    const auto whole = [](double s) { return std::to_string(static_cast<long long>(s)); };
+    const std::string why = hang_watch_.ever_progressed()
+                                ? "no rank showed progress for " +
+                                      whole(options_.hang_timeout_seconds) + " s (--hang-timeout)"
+                                : "no rank showed any progress in the " +
+                                      whole(options_.hang_startup_timeout_seconds) +
+                                      " s since the job started (--hang-startup-timeout)";
+    consoles_.err.write("aml-launch: " + why +
+                        ": looking at every rank before the job is stopped; a rank that moves "
+                        "meanwhile calls it off\n");
   }
+  if (hooks.peers != nullptr) hooks.peers->inquiry_begun();
   inquiry_.emplace(reactor_, std::move(targets), std::move(settings), std::move(hooks), now);
   verdict_.hang_phase(HangPhase::looking);
   follow_inquiry(now);
@@ -83,15 +93,15 @@ void Round::follow_inquiry(Clock::time_point now) {
     if (verdict_.hang_phase() != HangPhase::committed) verdict_.hang_phase(HangPhase::none);
     return;
   }
-  if (!inquiry_->committed()) {
+  if (!inquiry_->committed() && !hang_declared_elsewhere()) {
     hang_watch_.read_pages(now);
     if (auto mover = hang_watch_.moved_since(inquiry_->started())) {
-      return call_off_inquiry("rank " + std::to_string(workers_[*mover].launch.rank) + " moved",
-                              now);
+      const std::string why = "rank " + std::to_string(workers_[*mover].launch.rank) + " moved";
+      if (call_off_inquiry(why, now)) return;
     }
   }
   inquiry_->advance(now);
-  if (inquiry_->moved()) return call_off_inquiry(*inquiry_->moved(), now);
+  if (inquiry_->moved() && call_off_inquiry(*inquiry_->moved(), now)) return;
   if (inquiry_->committed()) verdict_.hang_phase(HangPhase::committed);
   if (!inquiry_->done()) return;
   HangReport report = inquiry_->report();
@@ -101,13 +111,21 @@ void Round::follow_inquiry(Clock::time_point now) {
   verdict_.hang_found(std::move(report), now);
 }
 
-// The job is not hung after all: it goes on, and the watch starts its clock again.
-void Round::call_off_inquiry(const std::string& why, Clock::time_point now) {
+// The job is not hung after all: it goes on, and the watch starts its clock again. `why` is
+// a copy: it may be the inquiry's own words, gone with it. False where another node declared
+// the hang first: this node's ranks die of it, and what they show on the way is no progress.
+bool Round::call_off_inquiry(std::string why, Clock::time_point now) {
+  if (listening() && !options_.peers->call_off_hang()) return false;
   inquiry_.reset();
   verdict_.hang_phase(HangPhase::none);
   hang_watch_.moved(now);
-  if (listening()) options_.peers->job_quiet(false);
   consoles_.err.write("aml-launch: hang inquiry called off: " + why + "\n");
+  return true;
+}
+
+// Another node committed this inquiry (its ranks got SIGABRT): this node cannot call it off.
+bool Round::hang_declared_elsewhere() {
+  return inquiry_ && listening() && options_.peers->hang_declared();
 }
 
 }  // namespace aml

@@ -36,6 +36,8 @@ struct OutputOptions {
   std::string log_dir;                               // per-rank log files here; "" for none
 };
 
+struct RunOutcome;
+
 struct RunOptions {
   double term_timeout_seconds = 30;  // grace between SIGTERM and SIGKILL in a teardown
   int max_restarts = 0;
@@ -50,6 +52,9 @@ struct RunOptions {
   // Where the ranks' full stacks go when they have no log file.
   std::string hang_dir;
   int node_rank = 0;  // for the hang report
+  // The report so far, said at once where a stop comes while the workers are being stopped
+  // for a failure or a hang: its sender may SIGKILL the launcher next (mpirun does).
+  std::function<std::string(const RunOutcome&)> report_at_once;
 };
 
 struct WorkerExit {
@@ -77,6 +82,7 @@ struct RunOutcome {
   int restarts = 0;
   std::vector<WorkerExit> exits;  // every worker of the last round
   bool stop_requested = false;    // TERM or INT told the launcher to stop: nothing may wait
+  bool reported_at_once = false;  // the report was said when a stop came during the teardown
 };
 
 // Called before every round with the restart count, to give the workers of that round (in a

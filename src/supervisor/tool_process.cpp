@@ -33,7 +33,11 @@ ToolProcess::ToolProcess(Reactor& reactor, const std::vector<std::string>& argv,
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // A group of its own: a tool that is a script (a wrapper around py-spy) dies with its
+  // children, and a Ctrl-C at the terminal reaches the launcher only, which decides.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -68,8 +72,9 @@ void ToolProcess::finish(bool timed_out) {
   reactor_.remove(out_.get());
   out_.reset();
   if (timed_out) text_ += "\n(aml-launch: stopped after its time limit)\n";
-  // Gone already, or over its time; the supervisor's reaper takes it either way.
-  if (pid_ > 0) kill(pid_, SIGKILL);
+  // Gone already, or over its time; the supervisor's reaper takes it either way. Until it
+  // is reaped its pid names its group.
+  if (pid_ > 0) kill(-pid_, SIGKILL);
 }
 
 }  // namespace aml

@@ -123,8 +123,7 @@ void OutputRelay::attach(std::size_t index) {
 
 void OutputRelay::read_stream(std::size_t index, bool stdout_stream) {
   Output& o = outputs_[index];
-  (stdout_stream ? o.out : o.err)->drain();
-  on_output_(index);
+  if ((stdout_stream ? o.out : o.err)->drain() > 0) on_output_(index);  // not an end of file
 }
 
 // One inotify instance for the round's log files, made when first needed; -1 if there can
@@ -255,8 +254,10 @@ void OutputRelay::stop_requested() {
 
 void OutputRelay::drain(std::size_t index) {
   Output& o = outputs_[index];
-  if (o.out) o.out->drain();
-  if (o.err) o.err->drain();
+  std::size_t got = 0;
+  if (o.out) got += o.out->drain();
+  if (o.err) got += o.err->drain();
+  if (got > 0) on_output_(index);
 }
 
 std::vector<std::string> OutputRelay::stderr_tail(std::size_t index, std::size_t lines) const {

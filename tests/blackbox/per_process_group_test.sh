@@ -43,7 +43,7 @@ check "rank 1 exits 9: all stopped within 1 s ($ms0 $ms1 $ms2 $ms3 ms)" \
   bash -c "[ $ms0 -lt 1000 ] && [ $ms2 -lt 1000 ] && [ $ms3 -lt 1000 ]"
 named=0
 for r in 0 2 3; do
-  grep -q "rank $r (node 0) stopped its worker: the job failed elsewhere: rank 1 (local rank 1) on node 0" \
+  grep -q "rank $r (node 0) stopped its worker: the job failed on this node: rank 1 (local rank 1) on node 0" \
     "$WORK/fail.$r.err" && grep -q 'rank one gives up' "$WORK/fail.$r.err" && named=$((named + 1))
 done
 check "every other launcher names rank 1 and its stderr ($named of 3)" [ $named = 3 ] ||
@@ -127,6 +127,41 @@ for rank in range(4):
     assert s["exit_code"] == 9 and f["rank"] == 3 and f["node_rank"] == 1, s
     assert f["stderr_tail"] == ["rank three gives up"], s
 assert int(sys.argv[2]) < 10000, sys.argv[2]' "$WORK" "$ms" || cat "$WORK/mpi.out"
+
+  # Stock mpirun (it aborts the job when a rank fails: TERM to every launcher about 1 s later,
+  # SIGKILL 1 s after that); the workers take 3 s to end on TERM. Every launcher says at once
+  # why it stops its worker, names mpirun's TERM (not passed on: one TERM per worker), and
+  # says what the SIGKILL did. With mpirun's kill delay raised the workers get their grace.
+  stock_mpirun() {  # stock_mpirun NAME MPIRUN-FLAGS...
+    local name=$1
+    shift
+    bash "$CLUSTER" exec "$NET" 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      MARK="aml-ppgroup-$$-mpi" timeout 60 mpirun --mca plm_rsh_agent "$WORK/rsh" \
+      --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 "$@" -H "${NET}n0:2,${NET}n1:2" \
+      -np 4 -x MARK -x MASTER_ADDR="$(bash "$CLUSTER" addr 0)" -x MASTER_PORT=29578 \
+      "$BIN" -- sh -c 'trap "echo rank \$RANK got TERM >&2; sleep 3; exit 143" TERM
+        if [ $RANK = 3 ]; then sleep 1; echo "rank three gives up" >&2; exit 9; fi
+        sleep 60 & wait; wait' >"$WORK/$name.out" 2>&1
+  }
+  stock_mpirun stock
+  said=0
+  for r in 0 1 2; do
+    grep -q "^aml-launch: rank $r (node [01]) stopped its worker: the job failed on [a-z ]* node: rank 3 (local rank 1) on node 1" \
+      "$WORK/stock.out" && said=$((said + 1))
+  done
+  check "stock mpirun, rank 3 exits 9: every other launcher says it stopped its worker and why ($said of 3)" \
+    [ $said = 3 ] || cat "$WORK/stock.out"
+  check "stock mpirun: its TERM is named where it came, not passed on (one TERM per worker)" bash -c \
+    "grep -q '^aml-launch: rank [01] (node 0, .*): SIGTERM from outside (sent by pid [0-9]*, [a-z]*) came at .* while it stopped its worker for that: not passed on' '$WORK/stock.out' &&
+     for r in 0 1 2; do [ \$(grep -c \"^rank \$r got TERM\" '$WORK/stock.out') = 1 ] || exit 1; done" || cat "$WORK/stock.out"
+  check "stock mpirun: its SIGKILL, 1 s later, is named with the worker it took" \
+    grep -q "^aml-launch: rank [01] (node 0, .*): 0 of 1 worker(s) ended within the grace after SIGTERM; its launcher was killed (SIGKILL) at .* and 1 worker(s) with it" \
+    "$WORK/stock.out" || cat "$WORK/stock.out"
+  stock_mpirun patient --mca odls_base_sigkill_timeout 10
+  check "mpirun --mca odls_base_sigkill_timeout 10: every worker gets one TERM and its grace, nobody is killed" bash -c \
+    "[ \$(grep -c 'stopped its worker: the job failed on' '$WORK/patient.out') = 3 ] && ! grep -q 'SIGKILL' '$WORK/patient.out' &&
+     for r in 0 1 2; do [ \$(grep -c \"^rank \$r got TERM\" '$WORK/patient.out') = 1 ] || exit 1; done" ||
+    cat "$WORK/patient.out"
 else
   check "Open MPI's mpirun is installed" false
 fi

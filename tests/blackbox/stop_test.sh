@@ -64,8 +64,8 @@ finish_launcher
 check "INT: both KeyboardInterrupt handlers ran to their end (checkpoints saved)" \
   bash -c "[ \"\$(cat '$WORK/saved.0' '$WORK/saved.1')\" = checkpointcheckpoint ] && [ \$(grep -c 'checkpoint saved' '$WORK/int.out') = 2 ]"
 check "INT: exit 130 ($status)" [ $status = 130 ]
-check "INT: 'stopped by SIGINT from outside', the sender's pid, 2 of 2 ended on their own" \
-  grep -q "node 0 (.*): stopped by SIGINT from outside (sent by pid $sender, bash) at .*Z: 2 of 2 worker(s) ended on their own$" "$WORK/int.err"
+check "INT: 'stopped by SIGINT from outside', the sender's pid, 2 of 2 ended within the grace after SIGINT" \
+  grep -q "node 0 (.*): stopped by SIGINT from outside (sent by pid $sender, bash) at .*Z: 2 of 2 worker(s) ended within the grace after SIGINT$" "$WORK/int.err"
 check "INT: no rank named as failed" no_failure_named "$WORK/int.err"
 check "INT: the summary file has a stopped object, no first_failure" summary "$WORK/int.json" '
 st = s["stopped"]
@@ -95,8 +95,8 @@ kill -INT $launcher
 finish_launcher
 check "INT ignored: killed after the 1 s grace (${took_ms} ms), exit 130 ($status)" \
   bash -c "[ $status = 130 ] && [ $took_ms -ge 900 ] && [ $took_ms -lt 8000 ]"
-check "INT ignored: 0 of 2 ended on their own, 2 killed after the grace" \
-  grep -q "stopped by SIGINT .*: 0 of 2 worker(s) ended on their own, 2 killed after the grace$" "$WORK/deaf.err"
+check "INT ignored: 0 of 2 ended within the grace, 2 killed after it" \
+  grep -q "stopped by SIGINT .*: 0 of 2 worker(s) ended within the grace after SIGINT, 2 killed (SIGKILL) after the grace$" "$WORK/deaf.err"
 
 # --- A second INT moves on to TERM at once: workers that ignore INT but end on TERM.
 rm -f "$WORK"/up.* "$WORK"/term.*
@@ -118,7 +118,7 @@ for sig in TERM HUP; do
   finish_launcher
   want=$((128 + $(kill -l $sig)))
   check "$sig: a stop, exit $want ($status), the workers that died of it are no failure" \
-    bash -c "[ $status = $want ] && grep -q 'stopped by SIG$sig from outside .*: 2 of 2 worker(s) ended on their own$' '$WORK/$sig.err' && ! grep -q 'failed first' '$WORK/$sig.err'"
+    bash -c "[ $status = $want ] && grep -q 'stopped by SIG$sig from outside .*: 2 of 2 worker(s) ended within the grace after SIG$sig$' '$WORK/$sig.err' && ! grep -q 'failed first' '$WORK/$sig.err'"
 done
 
 # --- TERM sent to both of the launcher's processes at once (pkill aml-launch, a scheduler that
@@ -129,8 +129,8 @@ until_files "$WORK/up.0" "$WORK/up.1"
 t0=$(date +%s%N)
 kill -TERM $launcher $(pgrep -P $launcher -x aml-launch)
 finish_launcher
-check "TERM to both launcher processes: one stop, the workers ended on their own (${took_ms} ms, exit $status)" \
-  bash -c "[ $status = 143 ] && [ $took_ms -ge 400 ] && grep -q ': 2 of 2 worker(s) ended on their own$' '$WORK/both.err'" ||
+check "TERM to both launcher processes: one stop, the workers ended within the grace (${took_ms} ms, exit $status)" \
+  bash -c "[ $status = 143 ] && [ $took_ms -ge 400 ] && grep -q ': 2 of 2 worker(s) ended within the grace after SIGTERM$' '$WORK/both.err'" ||
   cat "$WORK/both.err"
 
 # --- A failure before the stop is still the failure: rank 1 exits 5; rank 0 ignores TERM, so
@@ -182,7 +182,7 @@ t0=$(date +%s%N)
 kill -TERM $launcher
 finish_launcher
 check "per process: TERM is a stop of rank 1's launcher (143: $status)" \
-  bash -c "[ $status = 143 ] && grep -q 'stopped by SIGTERM from outside .*: 1 of 1 worker(s) ended on their own$' '$WORK/task.err'"
+  bash -c "[ $status = 143 ] && grep -q 'stopped by SIGTERM from outside .*: 1 of 1 worker(s) ended within the grace after SIGTERM$' '$WORK/task.err'"
 check "per process: no rank named as failed, no empty stderr" no_failure_named "$WORK/task.err"
 check "per process: the task's own summary file says stopped" summary "$WORK/task.1.json" '
 assert s["exit_code"] == 143 and s["first_failure"] is None and s["stopped"]["signal"] == 15, s'
@@ -212,9 +212,9 @@ wait_nodes
 check "2 nodes, INT to node 1: both exit 130 ($s0 $s1), all 4 checkpoints saved" \
   bash -c "[ '$s0 $s1' = '130 130' ] && [ \$(cat '$WORK'/saved.* | grep -o checkpoint | wc -l) = 4 ]"
 check "2 nodes, INT to node 1: node 1 says it was stopped from outside" \
-  grep -q "node 1 (.*): stopped by SIGINT from outside .*: 2 of 2 worker(s) ended on their own$" "$WORK/mint.1.err"
+  grep -q "node 1 (.*): stopped by SIGINT from outside .*: 2 of 2 worker(s) ended within the grace after SIGINT$" "$WORK/mint.1.err"
 check "2 nodes, INT to node 1: node 0 says the job was stopped by node 1's signal" \
-  grep -q "node 0 (.*): the job was stopped by SIGINT sent to node 1 (.*)'s launcher at .*: 2 of 2 worker(s) ended on their own$" "$WORK/mint.0.err"
+  grep -q "node 0 (.*): the job was stopped by SIGINT sent to node 1 (.*)'s launcher at .*: 2 of 2 worker(s) ended within the grace after SIGINT$" "$WORK/mint.0.err"
 check "2 nodes, INT to node 1: nobody names a failure or 'another node'" \
   bash -c "! grep -q 'failed\\|another node' '$WORK'/mint.*.err"
 check "2 nodes, INT to node 1: the summary files say stopped, by node 1's INT" $py -c '

@@ -58,6 +58,7 @@ JobStop interrupted_here() {
   stop.workers = 3;
   stop.ended_on_their_own = 2;
   stop.killed_after_grace = 1;
+  stop.passed_on = SIGINT;
   return stop;
 }
 
@@ -69,8 +70,8 @@ TEST(FailureSummary, AStopIsNoFailure) {
   EXPECT_EQ(
       text,
       "aml-launch: node 0 (host-3): stopped by SIGINT from outside (sent by pid 913, bash) at "
-      "2026-11-22T03:03:10.062Z: 2 of 3 worker(s) ended on their own, 1 killed after the "
-      "grace\n");
+      "2026-11-22T03:03:10.062Z: 2 of 3 worker(s) ended within the grace after SIGINT, 1 killed "
+      "(SIGKILL) after the grace\n");
   auto json = nlohmann::json::parse(run_summary_json(outcome, {0, "host-3"}));
   EXPECT_TRUE(json["first_failure"].is_null());
   EXPECT_EQ(json["stopped"]["signal_name"], "SIGINT");
@@ -90,12 +91,13 @@ TEST(FailureSummary, AStopFromAnotherNodeNamesThatNode) {
   stop.time = "2026-11-22T03:03:10.062Z";
   stop.workers = 2;
   stop.ended_on_their_own = 2;
+  stop.passed_on = SIGTERM;
   outcome.stopped = stop;
   std::string text = failure_summary_text(outcome, {1, "host-4"});
   EXPECT_EQ(text,
             "aml-launch: node 1 (host-4): the job was stopped by SIGTERM sent to node 0 (host-3)'s "
             "launcher (this node's got one too) at 2026-11-22T03:03:10.062Z: 2 of 2 worker(s) "
-            "ended on their own\n");
+            "ended within the grace after SIGTERM\n");
   auto json = nlohmann::json::parse(run_summary_json(outcome, {1, "host-4"}));
   EXPECT_EQ(json["stopped"]["from"], "another node");
   EXPECT_EQ(json["stopped"]["node_rank"], 0);
@@ -110,6 +112,76 @@ TEST(FailureSummary, AFailureBeforeTheStopStaysTheFailure) {
   auto json = nlohmann::json::parse(run_summary_json(outcome, {1, "node-7"}));
   EXPECT_EQ(json["first_failure"]["rank"], 3);
   EXPECT_EQ(json["stopped"]["signal"], SIGINT);
+}
+
+// mpirun after a rank failed: TERM to every launcher, already stopping its worker for that
+// failure, then SIGKILL. The TERM is named (not passed on), said at once; the end tells how
+// the worker went.
+TEST(FailureSummary, AStopDuringAFailuresTeardownIsNamedNotTakenForTheVerdict) {
+  RunOutcome outcome;
+  JobFailure elsewhere;
+  elsewhere.node_rank = 1;
+  elsewhere.host = "h1";
+  elsewhere.rank = 3;
+  elsewhere.local_rank = 1;
+  elsewhere.pid = 77;
+  elsewhere.exit_code = 9;
+  elsewhere.status = "exit code 9";
+  elsewhere.time = "2026-11-22T03:03:09.000Z";
+  outcome.remote_failure = elsewhere;
+  outcome.exit_code = 9;
+  JobStop stop;
+  stop.signal = SIGTERM;
+  stop.sender_pid = 500;
+  stop.sender = "orted";
+  stop.time = "2026-11-22T03:03:10.000Z";
+  stop.workers = 1;
+  stop.during_teardown = true;
+  outcome.stopped = stop;
+  const NodeIdentity rank2{1, "h1", 2};
+  const std::string head =
+      "aml-launch: rank 2 (node 1, h1): SIGTERM from outside (sent by pid 500, orted) came at "
+      "2026-11-22T03:03:10.000Z while it stopped its worker for that: not passed on (they had "
+      "SIGTERM)";
+  const std::string at_once = late_stop_text(outcome, rank2);
+  EXPECT_NE(at_once.find("stopped its worker: the job failed on this node: rank 3 (local rank 1) "
+                         "on node 1 (h1), pid 77"),
+            std::string::npos)
+      << at_once;
+  EXPECT_NE(at_once.find(head + "\n"), std::string::npos) << at_once;
+
+  outcome.stopped->killed_after_grace = 1;
+  outcome.stopped->launcher_killed_at = "2026-11-22T03:03:11.000Z";
+  const std::string whole = failure_summary_text(outcome, rank2);
+  EXPECT_NE(whole.find(head + "; 0 of 1 worker(s) ended within the grace after SIGTERM; its "
+                              "launcher was killed (SIGKILL) at 2026-11-22T03:03:11.000Z and 1 "
+                              "worker(s) with it\n"),
+            std::string::npos)
+      << whole;
+  outcome.reported_at_once = true;
+  EXPECT_EQ(failure_summary_text(outcome, rank2),
+            "aml-launch: rank 2 (node 1, h1): 0 of 1 worker(s) ended within the grace after "
+            "SIGTERM; its launcher was killed (SIGKILL) at 2026-11-22T03:03:11.000Z and 1 "
+            "worker(s) with it\n");
+  auto json = nlohmann::json::parse(run_summary_json(outcome, rank2));
+  EXPECT_EQ(json["first_failure"]["rank"], 3);
+  EXPECT_TRUE(json["stopped"]["during_teardown"].get<bool>());
+  EXPECT_TRUE(json["stopped"]["passed_on"].is_null());
+  EXPECT_EQ(json["stopped"]["launcher_killed_at"], "2026-11-22T03:03:11.000Z");
+}
+
+TEST(FailureSummary, ARankOnAnotherNodeIsSaidSo) {
+  RunOutcome outcome;
+  JobFailure elsewhere;
+  elsewhere.node_rank = 0;
+  elsewhere.rank = 1;
+  elsewhere.pid = 5;
+  elsewhere.status = "exit code 2";
+  outcome.remote_failure = elsewhere;
+  const std::string text = failure_summary_text(outcome, {1, "h1", 3});
+  EXPECT_NE(text.find("rank 3 (node 1) stopped its worker: the job failed on another node: rank 1"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -119,6 +119,8 @@ TEST(JobVerdict, AStopIsNoFailureAndExitsWithItsSignal) {
   EXPECT_EQ(o.stopped->sender, "bash");
   EXPECT_EQ(o.stopped->workers, 2);
   EXPECT_EQ(o.stopped->ended_on_their_own, 2);
+  EXPECT_EQ(o.stopped->passed_on, SIGINT);
+  EXPECT_FALSE(o.stopped->during_teardown);
   EXPECT_TRUE(o.stop_requested);
 }
 
@@ -164,7 +166,35 @@ TEST(JobVerdict, AStopDuringAFailuresTeardownSendsNoSecondTerm) {
   EXPECT_EQ(o.remote_failure->rank, 3);
   ASSERT_TRUE(o.stopped);
   EXPECT_EQ(o.stopped->sender, "mpirun");
+  EXPECT_TRUE(o.stopped->during_teardown);
+  EXPECT_EQ(o.stopped->passed_on, 0);  // they had TERM already
   EXPECT_FALSE(o.first_failure);
+}
+
+TEST(JobVerdict, AnIntDuringAFailuresTeardownIsPassedOnAndNamed) {
+  Round r;
+  r.verdict.worker_ended(exit_of(0, exited(3)), {}, r.t0);
+  r.verdict.stop_from_outside(SIGINT, 7, "bash", "T", r.t0);
+  EXPECT_EQ(r.effects.signals, (std::vector<int>{SIGCONT, SIGTERM, SIGINT}));
+  RunOutcome o = r.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, 3);
+  ASSERT_TRUE(o.stopped);
+  EXPECT_TRUE(o.stopped->during_teardown);
+  EXPECT_EQ(o.stopped->passed_on, SIGINT);
+}
+
+// mpirun's SIGKILL of the launcher after its TERM: the stop's report says so.
+TEST(JobVerdict, TheGuardianKilledDuringAStopIsNamedInIt) {
+  Round r;
+  r.verdict.worker_ended(exit_of(0, exited(3)), {}, r.t0);
+  r.verdict.stop_from_outside(SIGTERM, 7, "mpirun", "T1", r.t0);
+  r.verdict.guardian_lost("T2", false, r.t0 + seconds(1));
+  r.verdict.worker_ended(exit_of(1, killed_by(SIGKILL)), {}, r.t0 + seconds(1));
+  RunOutcome o = r.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, 3);
+  ASSERT_TRUE(o.stopped);
+  EXPECT_EQ(o.stopped->launcher_killed_at, "T2");
+  EXPECT_EQ(o.stopped->killed_after_grace, 1);
 }
 
 TEST(JobVerdict, AnotherNodesStopIsTheOneNamedWhenBothAreStopped) {

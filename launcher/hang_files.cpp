@@ -1,0 +1,71 @@
+#include "hang_files.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "util/make_directories.hpp"
+
+namespace aml {
+namespace {
+
+// Where the workers' PyTorch puts its NCCL Flight Recorder dumps and pipes under
+// --hang-timeout: the log directory, else one of the run's own.
+std::string flight_recorder_dir(const Options& options, const Env& env, const std::string& run_id) {
+  if (options.log_dir) return *options.log_dir;
+  if (has(env, "AZUREML_RUN_ID")) return "user_logs";
+  const auto tmp = env.find("TMPDIR");
+  return (tmp != env.end() && !tmp->second.empty() ? tmp->second : std::string("/tmp")) +
+         "/aml-launch-" + (run_id.empty() ? std::to_string(getpid()) : run_id);
+}
+
+}  // namespace
+
+// Python's faulthandler (SIGABRT then prints every thread's stack) and PyTorch's NCCL Flight
+// Recorder (a trace buffer, dumped on a timeout or when its pipe is written).
+EnvList hang_environment(const Options& options, const Topology& t, const Env& env,
+                         const std::string& run_id) {
+  EnvList out;
+  if (options.hang_timeout_seconds <= 0) return out;
+  const std::string dir = flight_recorder_dir(options, env, run_id.empty() ? t.run_id : run_id);
+  const std::pair<const char*, std::string> wanted[] = {
+      {"PYTHONFAULTHANDLER", "1"},
+      {"TORCH_NCCL_TRACE_BUFFER_SIZE", "2000"},
+      {"TORCH_NCCL_DUMP_ON_TIMEOUT", "1"},
+      {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + "/nccl_trace_rank_"},
+      {"TORCH_NCCL_DEBUG_INFO_PIPE_FILE", dir + "/nccl_pipe_rank_"},
+  };
+  for (const auto& [name, value] : wanted) {
+    if (!has(env, name)) out.emplace_back(name, value);
+  }
+  return out;
+}
+
+std::string prepare_hang_files(const Options& options, const Env& env, const EnvList& hang_env,
+                               const std::string& run_id, RunOptions& run_options) {
+  if (options.hang_timeout_seconds <= 0) return "";
+  run_options.hang_dir = flight_recorder_dir(options, env, run_id);
+  EnvList effective = hang_env;
+  for (const char* name : {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_NCCL_DEBUG_INFO_PIPE_FILE"}) {
+    if (auto given = env.find(name); given != env.end())
+      effective.emplace_back(name, given->second);
+  }
+  std::string made;
+  for (const auto& [name, value] : effective) {
+    if (name == "TORCH_NCCL_DEBUG_INFO_TEMP_FILE") run_options.flight_recorder_dump_prefix = value;
+    if (name != "TORCH_NCCL_DEBUG_INFO_PIPE_FILE") continue;
+    run_options.flight_recorder_pipe_prefix = value;
+    const std::string dir = value.substr(0, value.rfind('/'));
+    struct stat before;
+    if (stat(dir.c_str(), &before) != 0) made = dir;
+    make_directories(dir);
+  }
+  return made;
+}
+
+void remove_if_empty(const std::string& made) {
+  if (!made.empty()) rmdir(made.c_str());  // fails, as it should, where something is inside
+}
+
+}  // namespace aml
