@@ -474,12 +474,15 @@ PeerNews NodeGroup::poll(bool readable) {
   const bool leader = options_.self.node_rank == 0;
   if (leader && gap >= options_.node_timeout) {
     // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other
-    // nodes have counted it lost meanwhile.
-    news.failure = stored_failure_or(
+    // nodes have counted it lost meanwhile. Launchers that its store found gone when it ran
+    // again left because of that silence: it names itself, not them.
+    const JobFailure paused =
         lost_node(0, "this node was silent for " +
                          seconds_text(std::chrono::duration_cast<milliseconds>(gap)) +
                          " (a paused VM, a starved host: over --node-timeout " +
-                         seconds_text(options_.node_timeout) + ")"));
+                         seconds_text(options_.node_timeout) + ")");
+    news.failure = stored_failure_or(paused);
+    if (news.failure->pid == 0 && news.failure->stop_signal == 0) news.failure = paused;
     return news;
   }
   // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
