@@ -302,9 +302,10 @@ mark="aml-restart-summary-$$-$RANDOM"
   "$WORK/second-round" >/dev/null 2>&1) &
 launcher=$!
 for _ in $(seq 100); do [ -e "$WORK/second-round" ] && break; sleep 0.1; done
-# Both of the launcher's processes at once (its guardian and its supervisor): nobody is left
-# to write the file again.
-kill -KILL $launcher $(pgrep -P $launcher); wait $launcher 2>/dev/null
+# Both of the launcher's processes (its guardian and its supervisor): nobody is left to write
+# the file again. The supervisor first: killed second, it could hear its guardian's death in
+# between and write its own stop (on a loaded machine it did).
+kill -KILL $(pgrep -P $launcher) $launcher; wait $launcher 2>/dev/null
 sleep 0.2  # the worker goes with its launcher (parent-death signal)
 check "summary at a restart: the killed launcher's worker went with it" \
   bash -c "! grep -lq 'MARK=$mark' /proc/[0-9]*/environ 2>/dev/null"
