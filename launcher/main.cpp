@@ -8,9 +8,12 @@
 #include <functional>
 #include <iostream>
 
+#include "elastic_rounds.hpp"
 #include "hang_files.hpp"
 #include "net/free_port.hpp"
+#include "net/local_host.hpp"
 #include "net/route_interface.hpp"
+#include "node_group_setup.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
@@ -32,17 +35,6 @@ constexpr int kUsageError = 2;
 int fail(const Error& error) {
   std::cerr << "aml-launch: error: " << error.message() << "\n";
   return kUsageError;
-}
-
-// The launchers of one job meet as a group (DESIGN §5): the nodes of a per-node launch on
-// several nodes; the ranks of a per-process launch, one launcher each (srun per task, mpirun
-// per rank, Azure ML per-process), unless --no-group. Not where the scheduler's MASTER_PORT is
-// already somebody's: torchrun's own store (aml-launch inside torchrun), the TF_CONFIG servers',
-// or an outer aml-launch's.
-bool joins_group(const Options& options, const Topology& t) {
-  if (t.launch == Launch::per_node) return t.nnodes > 1;
-  if (options.no_group || options.exec || t.world_size < 2 || t.master_addr.empty()) return false;
-  return t.source != "torchrun" && t.source != "tf-config" && t.source != "aml-launch";
 }
 
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
@@ -70,6 +62,19 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     }
   }
   inputs.hang_env = hang_environment(options, topology, env, inputs.run_id);
+  inputs.max_restarts = options.max_restarts;
+  if (topology.elastic) {
+    ElasticPlan elastic;
+    const LocalHost here = local_host(topology.master_addr);
+    elastic.serves_store = here.local;
+    elastic.serves_reason = here.reason;
+    elastic.last_call_seconds = options.rdzv_last_call_seconds;
+    elastic.admit_at_once = options.admit_at_once;
+    elastic.max_restarts = options.max_restarts;
+    elastic.rdzv_timeout_seconds = options.rdzv_timeout_seconds;
+    elastic.node_timeout_seconds = options.node_timeout_seconds;
+    inputs.elastic = elastic;
+  }
   if (topology.master_port == 0) {
     auto port = free_tcp_port();
     if (!port) return port.error();
@@ -102,12 +107,6 @@ std::vector<std::string> environ_with(const Env& base, const EnvList& added) {
   return out;
 }
 
-std::string host_name() {
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) return "?";
-  return host;
-}
-
 OutputOptions output_options(const Options& options, const LaunchPlan& plan, const Env& env) {
   OutputOptions out;
   if (!options.tag) {
@@ -124,47 +123,14 @@ OutputOptions output_options(const Options& options, const LaunchPlan& plan, con
   return out;
 }
 
-// The port of node 0's store when the scheduler names none (torchrun's default).
-constexpr int kDefaultStorePort = 29500;
-
-// A per-node launch on several nodes meets the other nodes through node 0's store.
-Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
-                                                    const PlanInputs& inputs) {
-  const Topology& t = plan.topology;
-  GroupOptions group;
-  group.master_addr = t.master_addr;
-  group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
-  group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
-  const bool per_process = t.launch == Launch::per_process;
-  // Per process, each rank's launcher is a member, with that one worker.
-  group.self.node_rank = per_process ? t.rank : t.node_rank;
-  group.self.on_node = per_process ? t.node_rank : -1;
-  group.self.host = host_name();
-  group.self.pid = getpid();
-  group.self.nnodes = per_process ? t.world_size : t.nnodes;
-  group.self.nproc_per_node = per_process ? 1 : t.nproc_per_node;
-  group.self.run_id = plan.run_id;
-  group.self.version = AML_VERSION;
-  group.self.max_restarts = options.max_restarts;
-  group.self.tf_ports = inputs.tf_ports;
-  group.rdzv_timeout =
-      std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
-  group.node_timeout =
-      std::chrono::milliseconds(static_cast<long long>(options.node_timeout_seconds * 1000));
-  return NodeGroup::start(std::move(group));
-}
-
-// What the rendezvous of one round settled, for the workers of that round.
-void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs) {
-  inputs.worker_master_port = agreed.worker_master_port;
-  inputs.store_address = group.store_address();
-  inputs.store_token = group.token();
-  inputs.tf_workers.clear();
-  if (inputs.tf_ports.empty()) return;
-  for (const NodeInfo& node : agreed.nodes) {
-    for (int port : node.tf_ports)
-      inputs.tf_workers.push_back(node.addr + ":" + std::to_string(port));
-  }
+// What the launcher says on stderr between rounds and at the end, when no worker runs: a
+// stderr that nobody reads (a stalled pipe) gets --term-timeout to take it, then the launcher
+// goes on without it rather than hang there; after TERM or INT it waits for nothing.
+void say_after_workers(const Options& options, const std::string& text,
+                       bool stop_requested = false) {
+  auto patience = std::chrono::milliseconds(
+      stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
+  write_within(STDERR_FILENO, text, patience);
 }
 
 // aml-preflight, installed next to aml-launch.
@@ -176,24 +142,16 @@ std::string preflight_program() {
   return path.substr(0, path.rfind('/') + 1) + "aml-preflight";
 }
 
-using RoundMaker = std::function<Result<std::vector<WorkerLaunch>>(
+using RoundMaker = std::function<Result<RoundLaunch>(
     const std::string& phase, const std::vector<std::string>& command, int restart_count)>;
-
-// What the launcher says on stderr between rounds and at the end, when no worker runs: a
-// stderr that nobody reads (a stalled pipe) gets --term-timeout to take it, then the launcher
-// goes on without it rather than hang there; after TERM or INT it waits for nothing.
-void say_after_workers(const Options& options, const std::string& text,
-                       bool stop_requested = false) {
-  auto patience = std::chrono::milliseconds(
-      stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
-  write_within(STDERR_FILENO, text, patience);
-}
 
 // --summary-file, when asked for; what to say on stderr if it cannot be written.
 std::string write_summary_file(const Options& options, const RunOutcome& outcome,
-                               const NodeIdentity& node, bool final) {
+                               const NodeIdentity& node, bool final, const ElasticRounds& rounds) {
   if (options.summary_file.empty()) return "";
-  if (replace_file(options.summary_file, run_summary_json(outcome, node, final))) return "";
+  std::string summary = run_summary_json(outcome, node, final);
+  if (!rounds.empty()) summary = rounds.with_rounds(summary);
+  if (replace_file(options.summary_file, summary)) return "";
   return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
          std::strerror(errno) + "\n";
 }
@@ -286,17 +244,26 @@ int run(int argc, char** argv) {
   }
   if (options.command.empty()) return fail(missing("command", "a command after -- (see --help)"));
   if (options.exec) return exec_command(plan, env);
+  if (options.preflight && plan.topology.elastic) {
+    return fail(invalid("--preflight", *options.preflight,
+                        "a fixed-size job: an elastic job's members change from round to "
+                        "round, so a preflight of one round would not check the next"));
+  }
 
   // From here on this process may be the guardian: whatever happens to the supervisor,
   // nothing it started outlives it (supervisor/guardian.hpp).
   if (auto guardian_status = split_off_supervisor()) return *guardian_status;
   // A console that went away must not kill the launcher while its workers run.
   signal(SIGPIPE, SIG_IGN);
-  const NodeIdentity node{plan.topology.node_rank, host_name(),
-                          inputs->per_process_group ? plan.topology.rank : -1};
+  // An elastic job's node rank is given at each round (round_of).
+  NodeIdentity node{plan.topology.node_rank, host_name(),
+                    inputs->per_process_group ? plan.topology.rank : -1};
   std::unique_ptr<NodeGroup> group;
+  ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
   if (joins_group(options, plan.topology)) {
-    auto started = start_node_group(options, plan, *inputs);
+    auto started = start_node_group(options, plan, *inputs, [&options](const std::string& text) {
+      say_after_workers(options, text);
+    });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
       return kUsageError;
@@ -305,13 +272,30 @@ int run(int argc, char** argv) {
   }
   // The workers of one round of a phase ("run", or "preflight" before it) running `command`.
   auto round_of = [&](const std::string& phase, const std::vector<std::string>& command,
-                      int restart_count) -> Result<std::vector<WorkerLaunch>> {
+                      int restart_count) -> Result<RoundLaunch> {
     PlanInputs round_inputs = *inputs;
-    round_inputs.restart_count = restart_count;
+    Topology round_topology = *topology;
+    RoundLaunch launch;
+    launch.restart_count = restart_count;
     if (group) {
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
+      if (agreed->ended) {
+        std::string said;
+        launch.ended = ended_while_waiting(*agreed->ended, said);
+        say_after_workers(options, said);
+        return launch;
+      }
+      launch.restart_count = restart_count = agreed->round;
       apply_agreement(*agreed, *group, round_inputs);
+      if (round_topology.elastic) {
+        // This round's place: the rendezvous gave the node rank and the node count.
+        round_topology.node_rank = node.node_rank = agreed->node_rank;
+        round_topology.nnodes = agreed->node_count;
+        round_topology.world_size = agreed->node_count * round_topology.nproc_per_node;
+        const std::string members = rounds.began(*agreed, group->member() == 0);
+        if (!members.empty()) say_after_workers(options, members);
+      }
       // One write, so that the lines of launchers sharing a console do not mix. Per process,
       // rank 0's alone: a thousand ranks on one srun console would say it a thousand times.
       const bool per_process = plan.topology.launch == Launch::per_process;
@@ -325,13 +309,15 @@ int run(int argc, char** argv) {
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }
-    LaunchPlan round = restart_count == 0 && !group ? plan : build_plan(*topology, round_inputs);
-    std::vector<WorkerLaunch> out;
+    round_inputs.restart_count = restart_count;
+    LaunchPlan round =
+        restart_count == 0 && !group ? plan : build_plan(round_topology, round_inputs);
     for (const WorkerPlan& worker : round.workers) {
-      out.push_back({worker.rank, worker.local_rank, command, environ_with(env, worker.env),
-                     !round_inputs.python_unbuffered_set});
+      launch.workers.push_back({worker.rank, worker.local_rank, command,
+                                environ_with(env, worker.env),
+                                !round_inputs.python_unbuffered_set});
     }
-    return out;
+    return launch;
   };
   if (options.preflight) {
     if (int status = run_preflight(options, plan, env, node, group.get(), round_of); status != 0)
@@ -341,7 +327,8 @@ int run(int argc, char** argv) {
     return round_of("run", options.command, restart_count);
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
-    std::string said = write_summary_file(options, failed, node, false);
+    rounds.ended(failed);
+    std::string said = write_summary_file(options, failed, node, false, rounds);
     say_after_workers(options, said + failure_summary_text(failed, node) +
                                    "aml-launch: restarting the workers (restart " +
                                    std::to_string(next) + " of " +
@@ -363,10 +350,12 @@ int run(int argc, char** argv) {
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);
   // The file first: a stderr that nobody reads cannot keep it from being written.
-  std::string said = write_summary_file(options, outcome, node, true);
+  rounds.ended(outcome);
+  std::string said = write_summary_file(options, outcome, node, true, rounds);
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node);
+  if (group) group->end_of_job(outcome.exit_code, said);
   if (!said.empty()) say_after_workers(options, said, outcome.stop_requested);
   return outcome.exit_code;
 }

@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "help_text.hpp"
+#include "topology/host_port.hpp"
+#include "topology/master.hpp"
 #include "topology/numbers.hpp"
 
 #ifndef AML_VERSION
@@ -27,6 +29,7 @@ struct RawFlags {
   std::string nnodes, node_rank, nproc_per_node, master_addr, master_port, format = "text";
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
   std::string rdzv_timeout, node_timeout, preflight_min_busbw, hang_timeout, hang_startup_timeout;
+  std::string rdzv_endpoint, rdzv_backend, rdzv_last_call, admit_newcomers;
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -63,12 +66,59 @@ Result<double> flag_decimal(const std::string& flag, const std::string& text, do
   return value;
 }
 
+// --nnodes N or MIN:MAX, the rendezvous flags torchrun spells the same way, and the restart
+// budget (torchrun's PET_MAX_RESTARTS, as a Kubeflow elasticPolicy sets it, when not given).
+std::optional<Error> finish_rendezvous(const RawFlags& raw, Options& options) {
+  if (!raw.nnodes.empty()) {
+    auto range = parse_node_range("--nnodes", raw.nnodes);
+    if (!range) return range.error();
+    if (raw.nnodes.find(':') == std::string::npos) {
+      options.overrides.nnodes = range->min;
+    } else {
+      options.overrides.nnodes_range = *range;
+    }
+  }
+  if (!raw.rdzv_endpoint.empty()) {
+    auto endpoint = split_host_port("--rdzv-endpoint", raw.rdzv_endpoint);
+    if (!endpoint || endpoint->host.empty()) {
+      return invalid("--rdzv-endpoint", raw.rdzv_endpoint, "HOST or HOST:PORT");
+    }
+    options.overrides.master_addr = endpoint->host;
+    options.overrides.master_port = endpoint->port.value_or(kRendezvousDefaultPort);
+  }
+  if (!raw.rdzv_backend.empty() && raw.rdzv_backend != "c10d" && raw.rdzv_backend != "static") {
+    return invalid("--rdzv-backend", raw.rdzv_backend,
+                   "c10d or static (both mean aml-launch's own store on node 0)");
+  }
+  if (!raw.rdzv_last_call.empty()) {
+    auto seconds = flag_decimal("--rdzv-last-call", raw.rdzv_last_call, 0, false, 86400,
+                                "seconds from 0 to 86400");
+    if (!seconds) return seconds.error();
+    options.rdzv_last_call_seconds = *seconds;
+  }
+  if (raw.admit_newcomers == "at-once") {
+    options.admit_at_once = true;
+  } else if (!raw.admit_newcomers.empty() && raw.admit_newcomers != "next-round") {
+    return invalid("--admit-newcomers", raw.admit_newcomers, "next-round or at-once");
+  }
+  std::string restarts_flag = "--max-restarts";
+  std::string restarts = raw.max_restarts;
+  if (restarts.empty() && std::getenv("PET_MAX_RESTARTS") != nullptr) {
+    restarts = std::getenv("PET_MAX_RESTARTS");
+    restarts_flag = "PET_MAX_RESTARTS";
+  }
+  if (!restarts.empty()) {
+    auto count = parse_number(restarts_flag, restarts, 0, 1000000);
+    if (!count) return count.error();
+    options.max_restarts = *count;
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> finish(const RawFlags& raw, Options& options) {
-  auto nnodes = flag_number("--nnodes", raw.nnodes, 1);
-  if (!nnodes) return nnodes.error();
+  if (auto error = finish_rendezvous(raw, options)) return error;
   auto node_rank = flag_number("--node-rank", raw.node_rank, 0);
   if (!node_rank) return node_rank.error();
-  options.overrides.nnodes = *nnodes;
   options.overrides.node_rank = *node_rank;
   if (!raw.nproc_per_node.empty() && raw.nproc_per_node != "auto") {
     auto nproc = parse_number("--nproc-per-node", raw.nproc_per_node, 1, kMaxCount);
@@ -140,11 +190,6 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
     // first meeting of thousands of ranks: tens of minutes, silent, and healthy.
     options.hang_startup_timeout_seconds = std::max(1800.0, 10 * options.hang_timeout_seconds);
   }
-  if (!raw.max_restarts.empty()) {
-    auto restarts = parse_number("--max-restarts", raw.max_restarts, 0, 1000000);
-    if (!restarts) return restarts.error();
-    options.max_restarts = *restarts;
-  }
   if (!raw.local_ranks_filter.empty()) {
     auto ranks = parse_rank_list(raw.local_ranks_filter);
     if (!ranks) return ranks.error();
@@ -173,7 +218,11 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.set_version_flag("--version",
                        std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT +
                            ")\naml::comm backends: " + (backends.empty() ? "none" : backends));
-  app.add_option("--nnodes", raw.nnodes, "Number of nodes (overrides the scheduler's)");
+  app.add_option("--nnodes", raw.nnodes,
+                 "Number of nodes (overrides the scheduler's), or MIN:MAX for an elastic job: "
+                 "no node has a fixed rank, rounds start with MAX nodes (or MIN after "
+                 "--rdzv-last-call), nodes beyond MAX wait as hot spares, and a lost node is "
+                 "replaced by a spare in a new round (see README, Elastic jobs)");
   app.add_option("--node-rank", raw.node_rank,
                  "This node's index, 0-based (overrides the scheduler's)");
   app.add_option("--nproc-per-node", raw.nproc_per_node,
@@ -186,6 +235,19 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--rdzv-id", options.rdzv_id,
                  "Multi-node: the token every node presents to node 0's store (default: the "
                  "run id: AZUREML_RUN_ID, SLURM_JOB_ID, ..., else MASTER_ADDR:MASTER_PORT)");
+  app.add_option("--rdzv-endpoint", raw.rdzv_endpoint,
+                 "HOST[:PORT] of the rendezvous store (torchrun's spelling; default port 29400): "
+                 "the node at HOST serves it and is node 0 (same as --master-addr/--master-port)");
+  app.add_option("--rdzv-backend", raw.rdzv_backend,
+                 "c10d or static: accepted for torchrun's command lines; both mean node 0's store");
+  app.add_option("--rdzv-last-call", raw.rdzv_last_call,
+                 "Elastic: once MIN nodes have joined, start the round when no other node came "
+                 "for this many seconds (default 3). Shorter starts sooner; a node that comes "
+                 "later waits as a spare for the next round");
+  app.add_option("--admit-newcomers", raw.admit_newcomers,
+                 "Elastic: a node that arrives while a round runs with fewer than MAX nodes "
+                 "joins at the next round (next-round, the default: a running round is never "
+                 "stopped to grow it) or ends the round at once to join (at-once, as torchrun)");
   app.add_option("--rdzv-timeout", raw.rdzv_timeout,
                  "Multi-node: seconds to wait for every node to join (default 600)");
   app.add_option("--node-timeout", raw.node_timeout,
@@ -209,8 +271,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--term-timeout", raw.term_timeout,
                  "Seconds between SIGTERM and SIGKILL when the workers are stopped (default 30)");
   app.add_option("--max-restarts", raw.max_restarts,
-                 "Restart the workers (of every node) this many times after a failure "
-                 "(default 0)");
+                 "Restart the workers (of every node) this many times after a failure or a lost "
+                 "node (default 0, or PET_MAX_RESTARTS)");
   app.add_option(
       "--log-dir", options.log_dir,
       "Write each rank's output to DIR/std_log_process_<rank>.txt (in Azure ML: user_logs); "

@@ -1,6 +1,7 @@
 // The rank topology of a job as aml-launch detects it (DESIGN §2).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,15 +14,23 @@ enum class Launch { per_process, per_node };
 
 std::string_view to_string(Launch launch);
 
+// An elastic job (--nnodes MIN:MAX, Kubeflow's PET_NNODES=MIN:MAX): between min and max nodes,
+// none with a fixed rank; each round's rendezvous gives the node count and the node ranks.
+struct NodeRange {
+  int min = 1;
+  int max = 1;
+};
+
 struct Topology {
   std::string source;  // the DESIGN §2 source id: "openmpi", "torch-env", "slurm", ...
   std::string reason;  // which variables made that source match, for people
   Launch launch = Launch::per_node;
 
-  int nnodes = 1;
-  int node_rank = 0;
+  int nnodes = 1;          // elastic: the most nodes, until a round's rendezvous
+  int node_rank = 0;       // elastic: -1 until a round's rendezvous gives one
   int nproc_per_node = 1;  // the local world size
-  int world_size = 1;
+  int world_size = 1;      // elastic: -1 until a round's rendezvous
+  std::optional<NodeRange> elastic;
 
   // This process's own place in a per-process launch. -1 in a per-node launch (the launcher
   // has no rank) and for TensorFlow `ps` / `evaluator` tasks, which are outside the training

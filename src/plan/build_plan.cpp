@@ -10,8 +10,8 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
   // On several nodes the job's port is the store's and node 0 picks one for the workers at
   // the rendezvous; a single node has no store and gives the workers the job's port.
-  const bool meets_other_nodes =
-      (topology.launch == Launch::per_node && topology.nnodes > 1) || inputs.per_process_group;
+  const bool meets_other_nodes = (topology.launch == Launch::per_node && topology.nnodes > 1) ||
+                                 inputs.per_process_group || topology.elastic.has_value();
   plan.worker_master_port = inputs.worker_master_port != 0 ? inputs.worker_master_port
                             : meets_other_nodes            ? 0  // not known before the rendezvous
                                                            : plan.topology.master_port;
@@ -21,6 +21,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   if (want_ifname) plan.socket_ifname = inputs.route_ifname;
   plan.socket_ifname_reason = topology.nnodes > 1 ? inputs.route_reason : "single node: not needed";
 
+  plan.elastic = inputs.elastic;
   if (topology.launch == Launch::per_process) {
     plan.workers.push_back({topology.rank, topology.local_rank, {}});
   } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <aml/topology.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,17 @@ struct WorkerPlan {
   EnvList env;
 };
 
+// An elastic job's rendezvous as this node meets it (DESIGN §5).
+struct ElasticPlan {
+  bool serves_store = false;   // the endpoint's host is this node: it serves the store, node 0
+  std::string serves_reason;   // how that was found
+  double last_call_seconds = 0;
+  bool admit_at_once = false;  // a newcomer ends a round below the most nodes at once
+  int max_restarts = 0;
+  double rdzv_timeout_seconds = 0;
+  double node_timeout_seconds = 0;
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
@@ -28,6 +40,7 @@ struct LaunchPlan {
   std::string socket_ifname;  // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
   std::string socket_ifname_reason;
   std::vector<WorkerPlan> workers;
+  std::optional<ElasticPlan> elastic;
 };
 
 // Facts gathered from the machine and the network before the plan is built, so that
@@ -57,6 +70,8 @@ struct PlanInputs {
   // A per-process launch whose launchers meet as a group (DESIGN §5): as on several nodes,
   // the workers' MASTER_PORT comes from the rendezvous.
   bool per_process_group = false;
+  std::optional<ElasticPlan> elastic;  // an elastic job (topology.elastic)
+  int max_restarts = 0;                // TORCHELASTIC_MAX_RESTARTS
   // --hang-timeout: what the workers get for it (PYTHONFAULTHANDLER, the NCCL Flight
   // Recorder's variables), those the environment has not set already.
   EnvList hang_env;

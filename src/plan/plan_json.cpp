@@ -17,13 +17,31 @@ std::string plan_json(const LaunchPlan& plan) {
   out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()
                                                     : nlohmann::ordered_json(plan.socket_ifname);
   out["socket_ifname_reason"] = plan.socket_ifname_reason;
+  if (t.elastic && plan.elastic) {
+    const ElasticPlan& e = *plan.elastic;
+    out["elastic"] = {
+        {"min_nodes", t.elastic->min},
+        {"max_nodes", t.elastic->max},
+        {"endpoint", t.master_addr + ":" + std::to_string(t.master_port)},
+        {"serves_store", e.serves_store},
+        {"serves_store_reason", e.serves_reason},
+        {"last_call_seconds", e.last_call_seconds},
+        {"admit_newcomers", e.admit_at_once ? "at-once" : "next-round"},
+        {"max_restarts", e.max_restarts},
+        {"rdzv_timeout_seconds", e.rdzv_timeout_seconds},
+        {"node_timeout_seconds", e.node_timeout_seconds},
+    };
+  }
   out["notes"] = t.notes;
   out["command"] = plan.command;
   auto& workers = out["workers"] = nlohmann::ordered_json::array();
   for (const WorkerPlan& worker : plan.workers) {
     nlohmann::ordered_json env = nlohmann::ordered_json::object();
     for (const auto& [name, value] : worker.env) env[name] = value;
-    workers.push_back({{"rank", worker.rank}, {"local_rank", worker.local_rank}, {"env", env}});
+    // An elastic job's ranks are given at each round's rendezvous.
+    nlohmann::ordered_json rank =
+        t.elastic ? nlohmann::ordered_json() : nlohmann::ordered_json(worker.rank);
+    workers.push_back({{"rank", rank}, {"local_rank", worker.local_rank}, {"env", env}});
   }
   return out.dump(2) + "\n";
 }

@@ -4,15 +4,55 @@
 
 namespace aml {
 
+namespace {
+
+// An elastic job: how its nodes meet, what decides a round, and what happens when one is lost.
+template <typename Line>
+void elastic_lines(const LaunchPlan& plan, const Line& line) {
+  const Topology& t = plan.topology;
+  const ElasticPlan e = plan.elastic.value_or(ElasticPlan{});
+  line(
+      fmt::format("nodes:           {} to {}, elastic: node ranks and the node count are given "
+                  "at each round's rendezvous",
+                  t.elastic->min, t.elastic->max));
+  line(fmt::format("rendezvous:      the store at {}:{}; {} ({})", t.master_addr, t.master_port,
+                   e.serves_store ? "this node serves it and is node 0"
+                                  : "another node serves it; this node joins",
+                   e.serves_reason));
+  line(
+      fmt::format("rounds:          a round starts with {} nodes, or with at least {} once no "
+                  "node came for --rdzv-last-call {} s; nodes beyond {} wait as hot spares",
+                  t.elastic->max, t.elastic->min, e.last_call_seconds, t.elastic->max));
+  line(
+      fmt::format("a loss:          a lost node or a failed worker ends the round on every "
+                  "node; the next starts at once with the nodes left and a spare (up to "
+                  "--max-restarts {}); below {} nodes the job waits --rdzv-timeout {} s, then "
+                  "fails",
+                  e.max_restarts, t.elastic->min, e.rdzv_timeout_seconds));
+  line(fmt::format("newcomers:       {}",
+                   e.admit_at_once ? "a node that arrives while a round runs below the most "
+                                     "nodes ends that round at once (--admit-newcomers at-once)"
+                                   : "a node that arrives while a round runs is admitted at the "
+                                     "next round (--admit-newcomers next-round)"));
+}
+
+}  // namespace
+
 std::string plan_text(const LaunchPlan& plan) {
   const Topology& t = plan.topology;
   std::string out;
   auto line = [&out](std::string text) { out += text + "\n"; };
   line(fmt::format("source:          {} ({})", t.source, t.reason));
   line(fmt::format("launch:          {}", to_string(t.launch)));
-  line(fmt::format("nodes:           {} (this is node {})", t.nnodes, t.node_rank));
+  if (t.elastic) {
+    elastic_lines(plan, line);
+  } else {
+    line(fmt::format("nodes:           {} (this is node {})", t.nnodes, t.node_rank));
+  }
   line(fmt::format("workers/node:    {}", t.nproc_per_node));
-  line(fmt::format("world size:      {}", t.world_size));
+  line(fmt::format("world size:      {}", t.elastic
+                                              ? std::string("given at each round's rendezvous")
+                                              : std::to_string(t.world_size)));
   line(fmt::format("master:          {}:{} (workers' MASTER_PORT {})", t.master_addr, t.master_port,
                    plan.worker_master_port != 0
                        ? std::to_string(plan.worker_master_port)
@@ -30,7 +70,9 @@ std::string plan_text(const LaunchPlan& plan) {
   line(fmt::format("command:         {}", command.empty() ? "(none)" : command));
   for (const std::string& note : t.notes) line("note:            " + note);
   for (const WorkerPlan& worker : plan.workers) {
-    line(worker.rank >= 0
+    line(t.elastic ? fmt::format("worker local rank {} (its rank given at each round):",
+                                 worker.local_rank)
+         : worker.rank >= 0
              ? fmt::format("worker rank {} (local {}):", worker.rank, worker.local_rank)
              : fmt::format("worker (role {}, outside the training world):", t.role));
     for (const auto& [name, value] : worker.env) line(fmt::format("  {}={}", name, value));

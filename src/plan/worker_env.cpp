@@ -55,6 +55,7 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
   set("TORCHELASTIC_RUN_ID", plan.run_id.empty() ? "none" : plan.run_id);
   set(kRestartCountVariable, number(inputs.restart_count));
   set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
+  set("TORCHELASTIC_MAX_RESTARTS", number(inputs.max_restarts));
   if (!inputs.omp_threads_set) {
     // Each local worker gets its share of the CPUs, so that N workers do not each start a
     // thread per core and fight over them.

@@ -3,51 +3,12 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "net/free_port.hpp"
+#include "rendezvous/group_timing.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
-namespace {
-
 using std::chrono::milliseconds;
-
-// Death and silence are different (DESIGN §5). A launcher that dies closes its connections: a
-// follower's last will names it in the abort key at once, node 0's store goes away with it.
-// Silence (a paused VM, a starved host) is loss only after --node-timeout. A follower sends a
-// heartbeat 10 times in that span (within these bounds), one way: the store notes when it
-// last heard each follower, and node 0 asks it for the silent ones (one call, not one per
-// node). A follower learns that node 0's host is paused or cut off from its own kernel: a
-// heartbeat not acknowledged within --node-timeout closes the connection (TCP_USER_TIMEOUT).
-// No store call of a running job gives up sooner than --node-timeout.
-constexpr milliseconds kFastestBeat{200};
-constexpr milliseconds kSlowestBeat{6000};  // at 4,096 nodes, 0.7 % of a core on node 0
-// While node 0 waits for the others to finish, it looks this often whether they have.
-constexpr milliseconds kFinishTick{200};
-constexpr milliseconds kShortestReplyTimeout{1500};
-// Node 0 keeps the store up this long at most for the others to say goodbye.
-constexpr milliseconds kGoodbyeWait{5000};
-// The watch's wait is answered at least this often (a quarter of --node-timeout, within these).
-constexpr milliseconds kShortestWatch{250};
-constexpr milliseconds kLongestWatch{3600 * 1000};
-constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
-// Node 0 writes this into the abort key once every node's workers finished well: the same
-// watch that would have brought a failure tells every follower the job is done.
-constexpr std::string_view kComplete = "complete";
-
-milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
-  return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(
-                                       deadline - std::chrono::steady_clock::now()));
-}
-
-std::string seconds_text(milliseconds ms) {
-  auto s = ms.count() / 1000.0;
-  std::string text = std::to_string(s);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (text.back() == '.') text.pop_back();
-  return text + " s";
-}
-
-}  // namespace
+using namespace group_timing;
 
 Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   std::unique_ptr<StoreHost> host;
@@ -57,16 +18,25 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
         StoreHost::start(options.master_port, options.token,
                          "node 0 serves the rendezvous store on MASTER_PORT, so that "
                          "port must be free there (the workers get a port of their own)");
-    if (!started) return started.error();
-    host = std::move(*started);
-    dial = "127.0.0.1";
+    if (started) {
+      host = std::move(*started);
+      dial = "127.0.0.1";
+    } else if (options.elastic && is_loopback(options.master_addr)) {
+      // Several launchers of an elastic job on one host, meeting on loopback: the first to
+      // take the port serves the store, the others join it.
+      options.self.node_rank = -1;
+    } else {
+      return started.error();
+    }
   }
   auto control =
       StoreClient::connect(dial, options.master_port, options.token, options.rdzv_timeout);
   if (!control) {
     Error error = control.error();
     error.expected +=
-        " (node " + std::to_string(options.self.node_rank) +
+        " (" +
+        (options.self.node_rank >= 0 ? "node " + std::to_string(options.self.node_rank)
+                                     : std::string("this node")) +
         " could not reach node 0's rendezvous store at MASTER_ADDR=" + options.master_addr +
         " MASTER_PORT=" + std::to_string(options.master_port) + " within --rdzv-timeout " +
         seconds_text(options.rdzv_timeout) + ")";
@@ -76,6 +46,10 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   options.self.addr = options.self.node_rank == 0 ? options.master_addr : control->local_address();
   return std::unique_ptr<NodeGroup>(
       new NodeGroup(std::move(options), std::move(host), std::move(*control)));
+}
+
+bool NodeGroup::is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
 NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control)
@@ -141,171 +115,6 @@ std::string NodeGroup::store_address() const {
   return options_.master_addr + ":" + std::to_string(options_.master_port);
 }
 
-Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
-  round_ = round;
-  phase_ = phase;
-  finishing_ = false;
-  all_done_ = false;
-  quiet_said_ = false;
-  watch_.reset();
-  const NodeInfo& self = options_.self;
-  const std::string me = to_json(self);
-  auto stored = control_.compare_set(node_key("node", self.node_rank), "", me);
-  if (!stored) return stored.error();
-  if (*stored != me) {
-    auto other = node_info_from_json(*stored);
-    return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
-                   "a node rank of its own; " +
-                       (other ? other->describe() + " at " + other->addr : "another node") +
-                       " joined with it first (this is " + self.host + " at " + self.addr + ")");
-  }
-  // A connection of its own stays blocked on this round's abort key: whoever fails first
-  // sets it, and every node hears at once.
-  if (self.node_rank != 0) {
-    // The store tells node 0 when this node's heartbeats stop.
-    if (auto named = control_.identify(std::to_string(self.node_rank)); !named) {
-      return named.error();
-    }
-  }
-  const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
-  auto watch = StoreClient::connect(dial, options_.master_port, options_.token,
-                                    std::max(kShortestReplyTimeout, options_.node_timeout));
-  if (!watch) return watch.error();
-  watch->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
-  watch_.emplace(std::move(*watch));
-  if (self.node_rank != 0) {
-    // A follower that dies after the verdict has "read" it: node 0 waits for it no longer.
-    if (auto will = watch_->set_last_will(node_key("heard", self.node_rank), "gone"); !will) {
-      return will.error();
-    }
-  }
-  if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
-    return started.error();
-  }
-  auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
-  if (!agreed) return agreed;
-  agreement_ = *agreed;
-  if (self.node_rank != 0) {
-    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it.
-    JobFailure died = lost_node(self.node_rank, "it died (its connection to the store closed)");
-    died.time.clear();  // not known when it is written
-    if (auto will = control_.set_last_will(key("abort"), to_json(died)); !will) {
-      return will.error();
-    }
-  }
-  const auto now = Clock::now();
-  next_tick_ = now + beat_interval();
-  agreed_at_ = now;
-  last_poll_ = now;
-  last_contact_ = now;
-  last_answer_ = now;
-  return agreed;
-}
-
-Result<bool> NodeGroup::all_exist(const std::string& name) {
-  for (const auto& keys : key_batches(name)) {
-    auto present = control_.check(keys);
-    if (!present || !*present) return present;
-  }
-  return true;
-}
-
-Result<Agreement> NodeGroup::lead_round() {
-  const int nnodes = options_.self.nnodes;
-  const auto deadline = Clock::now() + options_.rdzv_timeout;
-  nlohmann::ordered_json verdict;
-  verdict["error"] = "";
-  Agreement agreement;
-  agreement.round = round_;
-  // Every node's info, in order: one call waits for a thousand nodes at once, all of them
-  // until the common deadline.
-  std::vector<int> present;
-  int node = 0;
-  for (const auto& keys : key_batches("node")) {
-    auto infos = control_.get_all(keys, left_until(deadline));
-    if (!infos) return infos.error();
-    for (const auto& info : *infos) {
-      const int this_node = node++;
-      if (!info) continue;
-      auto parsed = node_info_from_json(*info);
-      if (!parsed) return invalid("rendezvous", *info, "a node description from aml-launch");
-      agreement.nodes.push_back(*parsed);
-      present.push_back(this_node);
-    }
-  }
-  std::string error;
-  if (static_cast<int>(present.size()) < nnodes) {
-    error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
-            "; " + members_word() + "(s) " + missing_node_ranks(nnodes, present) + " of " +
-            std::to_string(nnodes) + " did not";
-  } else if (auto problem = disagreement(agreement.nodes)) {
-    error = "nodes that agree on the job; " + *problem;
-  } else {
-    auto port = free_tcp_port();
-    if (!port) return port.error();
-    agreement.worker_master_port = *port;
-  }
-  verdict["error"] = error;
-  verdict["worker_master_port"] = agreement.worker_master_port;
-  agreement.node_count = static_cast<int>(agreement.nodes.size());
-  verdict["node_count"] = agreement.node_count;
-  const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
-                                      [](const NodeInfo& node) { return !node.tf_ports.empty(); });
-  auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
-  for (const NodeInfo& node : agreement.nodes) {
-    nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
-    if (!all_needed) break;  // node 0's alone
-  }
-  if (auto set = control_.set(key("verdict"), verdict.dump()); !set) return set.error();
-  if (error.empty()) return agreement;
-  // The store goes away with this launcher: first let the nodes that came read why.
-  std::vector<std::string> readers;
-  for (int node : present) {
-    if (node != 0) readers.push_back(node_key("verdict-read", node));
-  }
-  if (!readers.empty()) (void)control_.wait(readers, kGoodbyeWait);
-  return invalid("rendezvous", round_name(), error);
-}
-
-Result<Agreement> NodeGroup::follow_round() {
-  // Node 0 decides within the same timeout; a little more lets its verdict arrive.
-  auto text = control_.get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
-  if (!text) {
-    Error error = text.error();
-    error.expected += " (node 0's launcher went away during the rendezvous)";
-    return error;
-  }
-  if (!*text) {
-    std::vector<int> present;
-    for (int node = 0; node < options_.self.nnodes; ++node) {
-      auto there = control_.check({node_key("node", node)});
-      if (there && *there) present.push_back(node);
-    }
-    return invalid("rendezvous", round_name(),
-                   "every node to join within --rdzv-timeout " +
-                       seconds_text(options_.rdzv_timeout) + "; " + members_word() + "(s) " +
-                       missing_node_ranks(options_.self.nnodes, present) + " of " +
-                       std::to_string(options_.self.nnodes) + " did not");
-  }
-  (void)control_.set(node_key("verdict-read", options_.self.node_rank), "1");
-  auto verdict = nlohmann::json::parse(**text, nullptr, false);
-  if (verdict.is_discarded() || !verdict.is_object()) {
-    return invalid("rendezvous", **text, "node 0's verdict as JSON");
-  }
-  std::string error = verdict.value("error", std::string("no verdict"));
-  if (!error.empty()) return invalid("rendezvous", round_name(), error);
-  Agreement agreement;
-  agreement.round = round_;
-  agreement.worker_master_port = verdict.value("worker_master_port", 0);
-  for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
-    auto parsed = node_info_from_json(node.dump());
-    if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");
-    agreement.nodes.push_back(*parsed);
-  }
-  agreement.node_count = verdict.value("node_count", static_cast<int>(agreement.nodes.size()));
-  return agreement;
-}
-
 int NodeGroup::fd() const { return watch_ ? watch_->fd() : -1; }
 
 int NodeGroup::next_poll_ms() const {
@@ -368,8 +177,12 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
   if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
   auto silent = control_.silent(options_.node_timeout);
   if (!silent) return lost_node(0, silent.error().message());  // our own store: should not be
+  // Named by round: a launcher of an earlier round still connected (one that was paused,
+  // now waiting for a seat) is not this round's member of that rank.
+  const std::string prefix = key("member/");
   for (const std::string& name : *silent) {
-    const int node = std::atoi(name.c_str());
+    if (!name.starts_with(prefix)) continue;
+    const int node = std::atoi(name.c_str() + prefix.size());
     auto done = control_.check({node_key("done", node)});
     if (done && *done) continue;
     const std::string limit = seconds_text(options_.node_timeout);

@@ -7,7 +7,10 @@
 
 #include <aml/error.hpp>
 #include <aml/store.hpp>
+#include <aml/topology.hpp>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,11 +30,25 @@ struct GroupOptions {
   std::chrono::milliseconds rdzv_timeout{600000};
   // A node without a heartbeat this long is lost; no other wait of a running job is shorter.
   std::chrono::milliseconds node_timeout{60000};
+  // An elastic job (DESIGN §5): no fixed node ranks; the node serving the store is node 0 and
+  // gives the others theirs at each round. self.node_rank is 0 there, -1 elsewhere.
+  std::optional<NodeRange> elastic;
+  std::chrono::milliseconds last_call{3000};
+  // Elastic: what a launcher waiting for a round says on its stderr (a hot spare's wait).
+  std::function<void(const std::string&)> say;
+};
+
+// Elastic: the job ended while this launcher waited for a round (a hot spare).
+struct JobEnd {
+  int exit_code = 0;
+  std::string said;  // node 0's report of the end
 };
 
 // What every node agreed on for one round.
 struct Agreement {
-  int round = 0;
+  int round = 0;      // elastic: a launcher that came late joins a later round than it asked
+  int node_rank = 0;  // this node's, in this round
+  std::optional<JobEnd> ended;
   int worker_master_port = 0;  // picked by node 0: the workers' own MASTER_PORT
   int node_count = 0;
   // By node rank: on node 0 every node; on the others only where they need them all (the
@@ -50,6 +67,10 @@ class NodeGroup : public PeerLink {
   // Meets every other node for this round (0, then 1 after a restart, ...) of a phase ("run",
   // or "preflight" before it). An error names the nodes that did not come or do not agree.
   Result<Agreement> join(int round, const std::string& phase = "run");
+
+  // Elastic, on node 0: tells the launchers waiting for a round (hot spares) that the job
+  // ended, with its exit status and report, and gives them a moment to read it.
+  void end_of_job(int exit_code, const std::string& said);
 
   // "10.0.0.1:29500": for workers that want to use the store themselves.
   std::string store_address() const;
@@ -76,10 +97,18 @@ class NodeGroup : public PeerLink {
 
  private:
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);
+  static bool is_loopback(const std::string& host);
   std::string key(const std::string& name) const;  // this round's key
   std::string round_name() const;                  // "round 0 of run X", for errors
   std::string members_word() const;                // "node rank", or "rank" (per-process)
   std::string node_key(const std::string& name, int node) const;
+  // Elastic: node 0 decides who is in `round` and under which node rank; the others wait for
+  // their seat (a later round where they came too late or there was none). The round they
+  // are in, or the end of the job.
+  Result<Agreement> decide_members(int round);
+  Result<Agreement> take_seat(int round);
+  std::optional<long> lost_in_last_round();  // node 0: the launcher id the last verdict lost
+  std::string elastic_key(int round, const std::string& name) const;
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node
@@ -105,6 +134,9 @@ class NodeGroup : public PeerLink {
   StoreClient control_;               // joins, heartbeats, reports
   std::optional<StoreClient> watch_;  // blocked on this round's abort key
   Agreement agreement_;
+  long launcher_id_ = -1;      // elastic: the job's number for this launcher (node 0's is 0)
+  std::map<long, int> seats_;  // elastic, node 0: the last round's members, id -> node rank
+  bool said_spare_ = false;    // elastic: this launcher said it waits as a hot spare
   int round_ = -1;
   std::string phase_ = "run";
   bool finishing_ = false;      // local_success() was called this round

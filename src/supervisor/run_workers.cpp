@@ -62,7 +62,12 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       outcome.exit_code = 2;
       break;
     }
-    std::vector<WorkerLaunch> round_launches = std::move(*made);
+    if (made->ended) {
+      outcome = *made->ended;
+      break;
+    }
+    restart = made->restart_count;
+    std::vector<WorkerLaunch> round_launches = std::move(made->workers);
     if (!options.output.log_dir.empty() && log_files.empty()) {
       if (!make_directories(options.output.log_dir)) {
         outcome.start_error = system_error("--log-dir", options.output.log_dir);
@@ -81,9 +86,8 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       if (outcome.start_error) break;
     }
     Round round(options, original_mask, signal_fd.get(), log_files, consoles);
-    int restarts_so_far = outcome.restarts;
     outcome = round.run(std::move(round_launches));
-    outcome.restarts = restarts_so_far;
+    outcome.restarts = restart;
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
     if (!failed || outcome.stop_requested || outcome.stopped || restart >= options.max_restarts)
       break;

@@ -85,9 +85,19 @@ struct RunOutcome {
   bool reported_at_once = false;  // the report was said when a stop came during the teardown
 };
 
+// The workers of one round, as the launch factory gives them.
+struct RoundLaunch {
+  // The job's restart count for this round: the one asked for, or in an elastic job a later
+  // one (a launcher that came late, or waited as a spare, joins the round that is starting).
+  int restart_count = 0;
+  std::vector<WorkerLaunch> workers;
+  // An elastic job ended while this launcher waited for a round: the run ends with this.
+  std::optional<RunOutcome> ended;
+};
+
 // Called before every round with the restart count, to give the workers of that round (in a
 // multi-node job, after the nodes met for it); an error ends the run.
-using LaunchFactory = std::function<Result<std::vector<WorkerLaunch>>(int restart_count)>;
+using LaunchFactory = std::function<Result<RoundLaunch>(int restart_count)>;
 // Called when a round failed and another is about to start.
 using RestartNotice = std::function<void(const RunOutcome& failed_round, int next_restart)>;
 

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "topology/detect.hpp"
+#include "topology/master.hpp"
 
 namespace aml {
 namespace {
@@ -32,6 +33,36 @@ Result<Topology> apply_per_process_flags(Topology t, const Overrides& o) {
   return check_node_rank(std::move(t), o);
 }
 
+// An elastic job: its node count and this node's rank come at each round's rendezvous,
+// through the store at the rendezvous endpoint (MASTER_ADDR:MASTER_PORT).
+Result<Topology> elastic(Topology t, const Overrides& o, const std::string& master_variables) {
+  const NodeRange range = *t.elastic;
+  const std::string text = std::to_string(range.min) + ":" + std::to_string(range.max);
+  if (t.launch != Launch::per_node) {
+    return invalid("--nnodes", text,
+                   "a per-node launch: " + t.source +
+                       " started every rank itself, so the job's size is the scheduler's (an "
+                       "elastic range needs one launcher per node)");
+  }
+  if (o.node_rank) {
+    return invalid("--node-rank", std::to_string(*o.node_rank),
+                   "no node rank with --nnodes " + text +
+                       ": an elastic job's nodes get their node ranks at the rendezvous");
+  }
+  if (o.master_addr) t.master_addr = *o.master_addr;
+  if (o.master_port) t.master_port = *o.master_port;
+  if (t.master_addr.empty()) {
+    return missing(master_variables + " (or --rdzv-endpoint)",
+                   "the rendezvous endpoint of an elastic job (--nnodes " + text +
+                       "): the node at that address serves the store");
+  }
+  if (t.master_port == 0) t.master_port = kRendezvousDefaultPort;
+  t.nnodes = range.max;
+  t.node_rank = -1;
+  t.world_size = -1;
+  return t;
+}
+
 }  // namespace
 
 Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
@@ -58,6 +89,9 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
     if (o.nproc_per_node) t.nproc_per_node = *o.nproc_per_node;
     t.world_size = t.nnodes * t.nproc_per_node;
   }
+  if (o.nnodes) t.elastic.reset();
+  if (o.nnodes_range) t.elastic = *o.nnodes_range;
+  if (t.elastic) return elastic(std::move(t), o, detected.master_variables);
   auto adjusted = t.launch == Launch::per_node || t.rank < 0
                       ? check_node_rank(std::move(t), o)
                       : apply_per_process_flags(std::move(t), o);

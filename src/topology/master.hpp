@@ -24,6 +24,8 @@ Result<std::optional<std::string>> first_host(const Env& env,
 Result<int> read_port_or(const Env& env, std::string_view variable, int fallback);
 
 inline constexpr int kTorchDefaultPort = 29500;
+// torchrun's port for a --rdzv-endpoint (PET_RDZV_ENDPOINT) that names none.
+inline constexpr int kRendezvousDefaultPort = 29400;
 
 // MASTER_ADDR (left empty when unset) and MASTER_PORT (else `fallback_port`) into `t`.
 std::optional<Error> read_master_env(const Env& env, Topology& t,

@@ -54,4 +54,20 @@ Result<std::optional<int>> optional_port(const Env& env, std::string_view variab
   return std::optional<int>(*value);
 }
 
+Result<NodeRange> parse_node_range(std::string_view variable, std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) {
+    auto n = parse_number(variable, text, 1, kMaxCount);
+    if (!n) return n.error();
+    return NodeRange{*n, *n};
+  }
+  auto low = parse_number(variable, text.substr(0, colon), 1, kMaxCount);
+  auto high = parse_number(variable, text.substr(colon + 1), 1, kMaxCount);
+  if (!low || !high || *low > *high) {
+    return invalid(std::string(variable), std::string(text),
+                   "a node count N or an elastic range MIN:MAX with 1 <= MIN <= MAX");
+  }
+  return NodeRange{*low, *high};
+}
+
 }  // namespace aml

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <aml/topology.hpp>
 #include <optional>
 #include <string_view>
 
@@ -19,6 +20,9 @@ Result<int> require_number(const Env& env, std::string_view variable, int min, i
 Result<std::optional<int>> optional_number(const Env& env, std::string_view variable, int min,
                                            int max);
 Result<std::optional<int>> optional_port(const Env& env, std::string_view variable);
+
+// "N" (a fixed count: min = max) or "MIN:MAX" with 1 <= MIN <= MAX.
+Result<NodeRange> parse_node_range(std::string_view variable, std::string_view text);
 
 inline constexpr int kMaxCount = 1 << 24;  // ranks, nodes, processes: far above any real job
 

@@ -15,6 +15,7 @@ namespace aml {
 // Explicit CLI flags; each one overrides what was detected.
 struct Overrides {
   std::optional<int> nnodes = {};
+  std::optional<NodeRange> nnodes_range = {};  // --nnodes MIN:MAX
   std::optional<int> node_rank = {};
   std::optional<int> nproc_per_node = {};  // an explicit number; `auto` is "not given"
   std::optional<std::string> master_addr = {};

@@ -1,5 +1,6 @@
 // Source 7: Kubeflow PyTorchJob / TrainJob (the PET_* variables torchrun reads in a pod).
 // There RANK is the pod index and WORLD_SIZE may count pods: they are never read here.
+#include "topology/host_port.hpp"
 #include "topology/master.hpp"
 #include "topology/nproc.hpp"
 #include "topology/numbers.hpp"
@@ -10,29 +11,26 @@ namespace {
 
 bool present(const Env& env) { return has(env, "PET_NNODES") || has(env, "PET_NODE_RANK"); }
 
-// "N", or "min:max" for an elastic job: a fixed-size rendezvous needs min == max or --nnodes.
-Result<std::optional<int>> read_nnodes(const DetectContext& ctx) {
-  if (ctx.overrides.nnodes) return ctx.overrides.nnodes;
-  const std::string* text = find(ctx.env, "PET_NNODES");
-  if (text == nullptr) return missing("PET_NNODES", "the number of nodes (or --nnodes)");
-  std::size_t colon = text->find(':');
-  if (colon == std::string::npos) {
-    auto n = parse_number("PET_NNODES", *text, 1, kMaxCount);
-    if (!n) return n.error();
-    return std::optional<int>(*n);
-  }
-  auto low = parse_number("PET_NNODES", text->substr(0, colon), 1, kMaxCount);
-  auto high = parse_number("PET_NNODES", text->substr(colon + 1), 1, kMaxCount);
-  if (!low || !high || *low > *high) {
-    return invalid("PET_NNODES", *text, "a node count N or an elastic range min:max");
-  }
-  if (*low != *high) {
-    return invalid("PET_NNODES", *text,
-                   "a fixed node count: elastic ranges are not supported, give --nnodes");
-  }
-  return std::optional<int>(*low);
-}
+// "N", or "min:max" for an elastic job (the training operator's elasticPolicy). --nnodes
+// replaces it (apply_launch_rule).
+struct NodeCount {
+  int nnodes = 1;
+  std::optional<NodeRange> range;
+};
 
+Result<NodeCount> read_nnodes(const DetectContext& ctx) {
+  const std::string* text = find(ctx.env, "PET_NNODES");
+  if (text == nullptr) {
+    if (ctx.overrides.nnodes || ctx.overrides.nnodes_range) return NodeCount{};
+    return missing("PET_NNODES", "the number of nodes (or --nnodes)");
+  }
+  auto range = parse_node_range("PET_NNODES", *text);
+  if (!range) return range.error();
+  if (range->min == range->max && text->find(':') == std::string::npos) {
+    return NodeCount{range->min, std::nullopt};
+  }
+  return NodeCount{range->max, *range};
+}
 Result<int> read_nproc(const DetectContext& ctx) {
   const std::string* text = find(ctx.env, "PET_NPROC_PER_NODE");
   if (text == nullptr || *text == "auto") return auto_nproc_per_node(ctx.env, ctx.machine).count;
@@ -58,27 +56,45 @@ Result<Detected> read(const DetectContext& ctx) {
   if (!node_rank) return node_rank.error();
   auto nproc = read_nproc(ctx);
   if (!nproc) return nproc.error();
-  auto addr = first_host(env, {"PET_MASTER_ADDR", "MASTER_ADDR"});
-  if (!addr) return addr.error();
-  auto port = has(env, "PET_MASTER_PORT") ? read_port_or(env, "PET_MASTER_PORT", 0)
-                                          : read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
-  if (!port) return port.error();
 
   Topology t;
   t.source = "kubeflow";
   t.launch = Launch::per_node;
-  t.nnodes = nnodes->value_or(1);
+  t.nnodes = nnodes->nnodes;
+  t.elastic = nnodes->range;
+  // "2:2" with the pod's node rank given is a fixed-size job.
+  if (t.elastic && t.elastic->min == t.elastic->max && node_rank->has_value()) t.elastic.reset();
   t.node_rank = node_rank->value_or(0);
-  if (t.node_rank >= t.nnodes) {
+  // An elasticPolicy's pods carry the rendezvous endpoint (the store's host) instead of a
+  // master; PET_RDZV_ID names the job at the rendezvous.
+  if (const std::string* endpoint = find(env, "PET_RDZV_ENDPOINT")) {
+    auto split = split_host_port("PET_RDZV_ENDPOINT", *endpoint);
+    if (!split) return split.error();
+    t.master_addr = split->host;
+    t.master_port = split->port.value_or(kRendezvousDefaultPort);
+  } else {
+    auto addr = first_host(env, {"PET_MASTER_ADDR", "MASTER_ADDR"});
+    if (!addr) return addr.error();
+    auto port = has(env, "PET_MASTER_PORT") ? read_port_or(env, "PET_MASTER_PORT", 0)
+                                            : read_port_or(env, "MASTER_PORT", kTorchDefaultPort);
+    if (!port) return port.error();
+    t.master_addr = addr->value_or("");
+    t.master_port = *port;
+  }
+  if (const std::string* id = find(env, "PET_RDZV_ID")) t.run_id = *id;
+  if (t.elastic) {
+    if (node_rank->has_value()) {
+      t.notes.push_back("PET_NODE_RANK=" + std::to_string(**node_rank) +
+                        " is not used: an elastic job's nodes get their ranks at the rendezvous");
+    }
+  } else if (t.node_rank >= t.nnodes) {
     return invalid("PET_NODE_RANK", std::to_string(t.node_rank),
                    "a node rank below the node count " + std::to_string(t.nnodes));
   }
   t.nproc_per_node = *nproc;
   t.world_size = t.nnodes * t.nproc_per_node;
-  t.master_addr = addr->value_or("");
-  t.master_port = *port;
   t.reason = "PET_NNODES / PET_NODE_RANK are set: a Kubeflow PyTorchJob or TrainJob pod";
-  return Detected{std::move(t), "PET_MASTER_ADDR or MASTER_ADDR"};
+  return Detected{std::move(t), "PET_RDZV_ENDPOINT, PET_MASTER_ADDR or MASTER_ADDR"};
 }
 
 }  // namespace

@@ -125,8 +125,10 @@ Result<Detected> node_read(const DetectContext& ctx) {
   auto world = optional_number(env, "WORLD_SIZE", 1, kMaxCount);
   if (!world) return world.error();
   std::optional<int> nnodes = ctx.overrides.nnodes ? ctx.overrides.nnodes : *world;
+  // An elastic range (--nnodes MIN:MAX) takes the place of both: the rendezvous gives them.
+  if (ctx.overrides.nnodes_range) nnodes = ctx.overrides.nnodes_range->max;
   if (!nnodes) return missing("WORLD_SIZE", "the number of nodes, one launcher each (or --nnodes)");
-  if (*node_rank >= *nnodes) {
+  if (*node_rank >= *nnodes && !ctx.overrides.nnodes_range) {
     return invalid("NODE_RANK", std::to_string(*node_rank),
                    "a node rank below the node count " + std::to_string(*nnodes));
   }

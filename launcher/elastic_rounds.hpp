@@ -1,0 +1,46 @@
+// The record of an elastic job's rounds (DESIGN §5), for the console and --summary-file: each
+// round's members, who came and who went, and why it ended.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rendezvous/node_group.hpp"
+#include "supervisor/run_workers.hpp"
+
+namespace aml {
+
+class ElasticRounds {
+ public:
+  // A round began. On node 0 (which knows every member) the line it says: the members, and
+  // who came and went since the last round; "" elsewhere.
+  std::string began(const Agreement& agreed, bool node_zero);
+  // The round ended (a failure, a lost node, a stop, or the end of the job).
+  void ended(const RunOutcome& outcome);
+  // {"rounds": [...]} merged into a --summary-file's JSON text.
+  std::string with_rounds(const std::string& summary_json) const;
+  bool empty() const { return rounds_.empty(); }
+
+ private:
+  struct Member {
+    int node_rank = 0;
+    std::string host;
+    long pid = 0;
+    bool operator==(const Member& other) const { return host == other.host && pid == other.pid; }
+  };
+  struct Round {
+    int round = 0;
+    int node_rank = 0;
+    int node_count = 0;
+    std::vector<Member> members;  // node 0 only
+    std::vector<Member> came, left;
+    std::string ended;  // why; "" while it runs
+  };
+  std::vector<Round> rounds_;
+};
+
+// A hot spare (or a launcher that came late) of an elastic job that ended while it waited.
+RunOutcome ended_while_waiting(const JobEnd& end, std::string& said);
+
+}  // namespace aml

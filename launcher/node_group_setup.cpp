@@ -1,0 +1,80 @@
+#include "node_group_setup.hpp"
+
+#include <unistd.h>
+
+namespace aml {
+namespace {
+
+// The port of node 0's store when the scheduler names none (torchrun's default).
+constexpr int kDefaultStorePort = 29500;
+
+}  // namespace
+
+// The launchers of one job meet as a group (DESIGN §5): the nodes of a per-node launch on
+// several nodes; the ranks of a per-process launch, one launcher each (srun per task, mpirun
+// per rank, Azure ML per-process), unless --no-group. Not where the scheduler's MASTER_PORT is
+// already somebody's: torchrun's own store (aml-launch inside torchrun), the TF_CONFIG servers',
+// or an outer aml-launch's.
+bool joins_group(const Options& options, const Topology& t) {
+  if (t.launch == Launch::per_node) return t.nnodes > 1;
+  if (options.no_group || options.exec || t.world_size < 2 || t.master_addr.empty()) return false;
+  return t.source != "torchrun" && t.source != "tf-config" && t.source != "aml-launch";
+}
+
+std::string host_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "?";
+  return host;
+}
+
+// A per-node launch on several nodes meets the other nodes through node 0's store.
+Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
+                                                    const PlanInputs& inputs,
+                                                    std::function<void(const std::string&)> say) {
+  const Topology& t = plan.topology;
+  GroupOptions group;
+  group.master_addr = t.master_addr;
+  group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
+  group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
+  const bool per_process = t.launch == Launch::per_process;
+  // Per process, each rank's launcher is a member, with that one worker.
+  group.self.node_rank = per_process ? t.rank : t.node_rank;
+  group.self.on_node = per_process ? t.node_rank : -1;
+  group.self.host = host_name();
+  group.self.pid = getpid();
+  group.self.nnodes = per_process ? t.world_size : t.nnodes;
+  group.self.nproc_per_node = per_process ? 1 : t.nproc_per_node;
+  group.self.run_id = plan.run_id;
+  group.self.version = AML_VERSION;
+  group.self.max_restarts = options.max_restarts;
+  group.self.tf_ports = inputs.tf_ports;
+  group.rdzv_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
+  group.node_timeout =
+      std::chrono::milliseconds(static_cast<long long>(options.node_timeout_seconds * 1000));
+  if (t.elastic) {
+    group.elastic = t.elastic;
+    group.last_call =
+        std::chrono::milliseconds(static_cast<long long>(options.rdzv_last_call_seconds * 1000));
+    // The node at the endpoint serves the store and is node 0; the others get theirs at each
+    // round.
+    group.self.node_rank = plan.elastic && plan.elastic->serves_store ? 0 : -1;
+    group.say = std::move(say);
+  }
+  return NodeGroup::start(std::move(group));
+}
+
+// What the rendezvous of one round settled, for the workers of that round.
+void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs) {
+  inputs.worker_master_port = agreed.worker_master_port;
+  inputs.store_address = group.store_address();
+  inputs.store_token = group.token();
+  inputs.tf_workers.clear();
+  if (inputs.tf_ports.empty()) return;
+  for (const NodeInfo& node : agreed.nodes) {
+    for (int port : node.tf_ports)
+      inputs.tf_workers.push_back(node.addr + ":" + std::to_string(port));
+  }
+}
+
+}  // namespace aml

@@ -1,0 +1,192 @@
+// The rendezvous of each round (DESIGN §5): every node joins under its node rank (an elastic
+// job's, given by node 0 just before: node_group_elastic.cpp); node 0 collects them all, checks
+// that they agree on the job, picks the workers' port, and writes one verdict that every node
+// reads.
+#include <nlohmann/json.hpp>
+
+#include "net/free_port.hpp"
+#include "rendezvous/group_timing.hpp"
+#include "rendezvous/node_group.hpp"
+
+namespace aml {
+
+using std::chrono::milliseconds;
+using namespace group_timing;
+
+Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
+  if (options_.elastic) {
+    // Who is in this round, under which node rank, is settled first; then the round goes on
+    // as a fixed-size one.
+    auto seat = options_.self.node_rank == 0 ? decide_members(round) : take_seat(round);
+    if (!seat || seat->ended) return seat;
+    round = seat->round;
+  }
+  round_ = round;
+  phase_ = phase;
+  finishing_ = false;
+  all_done_ = false;
+  quiet_said_ = false;
+  watch_.reset();
+  const NodeInfo& self = options_.self;
+  const std::string me = to_json(self);
+  auto stored = control_.compare_set(node_key("node", self.node_rank), "", me);
+  if (!stored) return stored.error();
+  if (*stored != me) {
+    auto other = node_info_from_json(*stored);
+    return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
+                   "a node rank of its own; " +
+                       (other ? other->describe() + " at " + other->addr : "another node") +
+                       " joined with it first (this is " + self.host + " at " + self.addr + ")");
+  }
+  // A connection of its own stays blocked on this round's abort key: whoever fails first
+  // sets it, and every node hears at once.
+  if (self.node_rank != 0) {
+    // The store tells node 0 when this node's heartbeats stop.
+    if (auto named = control_.identify(node_key("member", self.node_rank)); !named) {
+      return named.error();
+    }
+  }
+  const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
+  auto watch = StoreClient::connect(dial, options_.master_port, options_.token,
+                                    std::max(kShortestReplyTimeout, options_.node_timeout));
+  if (!watch) return watch.error();
+  watch->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
+  watch_.emplace(std::move(*watch));
+  if (self.node_rank != 0) {
+    // A follower that dies after the verdict has "read" it: node 0 waits for it no longer.
+    if (auto will = watch_->set_last_will(node_key("heard", self.node_rank), "gone"); !will) {
+      return will.error();
+    }
+  }
+  if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
+    return started.error();
+  }
+  auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
+  if (!agreed) return agreed;
+  agreed->node_rank = self.node_rank;
+  agreement_ = *agreed;
+  if (self.node_rank != 0) {
+    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it.
+    JobFailure died = lost_node(self.node_rank, "it died (its connection to the store closed)");
+    died.time.clear();  // not known when it is written
+    if (auto will = control_.set_last_will(key("abort"), to_json(died)); !will) {
+      return will.error();
+    }
+  }
+  const auto now = Clock::now();
+  next_tick_ = now + beat_interval();
+  agreed_at_ = now;
+  last_poll_ = now;
+  last_contact_ = now;
+  last_answer_ = now;
+  return agreed;
+}
+
+Result<bool> NodeGroup::all_exist(const std::string& name) {
+  for (const auto& keys : key_batches(name)) {
+    auto present = control_.check(keys);
+    if (!present || !*present) return present;
+  }
+  return true;
+}
+
+Result<Agreement> NodeGroup::lead_round() {
+  const int nnodes = options_.self.nnodes;
+  // An elastic round's members were given their seats a moment ago: one that does not come
+  // within --node-timeout is lost, not late.
+  const auto deadline =
+      Clock::now() + (options_.elastic ? options_.node_timeout : options_.rdzv_timeout);
+  nlohmann::ordered_json verdict;
+  verdict["error"] = "";
+  Agreement agreement;
+  agreement.round = round_;
+  // Every node's info, in order: one call waits for a thousand nodes at once, all of them
+  // until the common deadline.
+  std::vector<int> present;
+  int node = 0;
+  for (const auto& keys : key_batches("node")) {
+    auto infos = control_.get_all(keys, left_until(deadline));
+    if (!infos) return infos.error();
+    for (const auto& info : *infos) {
+      const int this_node = node++;
+      if (!info) continue;
+      auto parsed = node_info_from_json(*info);
+      if (!parsed) return invalid("rendezvous", *info, "a node description from aml-launch");
+      agreement.nodes.push_back(*parsed);
+      present.push_back(this_node);
+    }
+  }
+  std::string error;
+  if (static_cast<int>(present.size()) < nnodes) {
+    error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
+            "; " + members_word() + "(s) " + missing_node_ranks(nnodes, present) + " of " +
+            std::to_string(nnodes) + " did not";
+  } else if (auto problem = disagreement(agreement.nodes)) {
+    error = "nodes that agree on the job; " + *problem;
+  } else {
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    agreement.worker_master_port = *port;
+  }
+  verdict["error"] = error;
+  verdict["worker_master_port"] = agreement.worker_master_port;
+  agreement.node_count = static_cast<int>(agreement.nodes.size());
+  verdict["node_count"] = agreement.node_count;
+  const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
+                                      [](const NodeInfo& node) { return !node.tf_ports.empty(); });
+  auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
+  for (const NodeInfo& node : agreement.nodes) {
+    nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
+    if (!all_needed) break;  // node 0's alone
+  }
+  if (auto set = control_.set(key("verdict"), verdict.dump()); !set) return set.error();
+  if (error.empty()) return agreement;
+  // The store goes away with this launcher: first let the nodes that came read why.
+  std::vector<std::string> readers;
+  for (int node : present) {
+    if (node != 0) readers.push_back(node_key("verdict-read", node));
+  }
+  if (!readers.empty()) (void)control_.wait(readers, kGoodbyeWait);
+  return invalid("rendezvous", round_name(), error);
+}
+
+Result<Agreement> NodeGroup::follow_round() {
+  // Node 0 decides within the same timeout; a little more lets its verdict arrive.
+  auto text = control_.get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
+  if (!text) {
+    Error error = text.error();
+    error.expected += " (node 0's launcher went away during the rendezvous)";
+    return error;
+  }
+  if (!*text) {
+    std::vector<int> present;
+    for (int node = 0; node < options_.self.nnodes; ++node) {
+      auto there = control_.check({node_key("node", node)});
+      if (there && *there) present.push_back(node);
+    }
+    return invalid("rendezvous", round_name(),
+                   "every node to join within --rdzv-timeout " +
+                       seconds_text(options_.rdzv_timeout) + "; " + members_word() + "(s) " +
+                       missing_node_ranks(options_.self.nnodes, present) + " of " +
+                       std::to_string(options_.self.nnodes) + " did not");
+  }
+  (void)control_.set(node_key("verdict-read", options_.self.node_rank), "1");
+  auto verdict = nlohmann::json::parse(**text, nullptr, false);
+  if (verdict.is_discarded() || !verdict.is_object()) {
+    return invalid("rendezvous", **text, "node 0's verdict as JSON");
+  }
+  std::string error = verdict.value("error", std::string("no verdict"));
+  if (!error.empty()) return invalid("rendezvous", round_name(), error);
+  Agreement agreement;
+  agreement.round = round_;
+  agreement.worker_master_port = verdict.value("worker_master_port", 0);
+  for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
+    auto parsed = node_info_from_json(node.dump());
+    if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");
+    agreement.nodes.push_back(*parsed);
+  }
+  agreement.node_count = verdict.value("node_count", static_cast<int>(agreement.nodes.size()));
+  return agreement;
+}
+
+}  // namespace aml

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Elastic jobs (DESIGN §5) on a cluster of network namespaces (tests/cluster/netns_cluster.sh):
+# nodes without a fixed rank, rounds with changing members, hot spares, a lost node replaced.
+# 1. The environment a Kubeflow PyTorchJob with an elasticPolicy gives every pod (PET_NNODES=2:4,
+#    the rendezvous endpoint, no rank): three nodes make one round of 3 after the last call;
+#    the launcher at node rank 2 SIGKILLed: a round of 2, the others keep their ranks; a fourth
+#    node waits as a spare and is admitted at the next round (a worker failure ends the round);
+#    only one node left: the job waits --rdzv-timeout, then fails naming what was missing.
+# 2. --nnodes 2:2 with four launchers: two spares wait; a running node killed: the first spare
+#    takes its node rank and the job finishes 0; the other spare ends with the job's status.
+# usage: elastic_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
+NET="el$$"
+HOSTS=5
+py=/usr/bin/python3
+kill_all() { kill -KILL $(grep -l "MARK=aml-elastic-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }
+trap 'kill_all; bash "$CLUSTER" down "$NET" $HOSTS; [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
+if ! bash "$CLUSTER" up "$NET" $HOSTS 2>"$WORK/up.err"; then
+  cat "$WORK/up.err"
+  check "network namespaces can be made (ip netns, veth, bridge)" false
+  finish; exit
+fi
+MASTER=$(bash "$CLUSTER" addr 0)
+
+# Each worker writes its node rank and world size for its round, then runs until told:
+# $W/finish ends every worker well; $W/fail.NODE.ROUND makes local rank 0 of that host fail.
+cat >"$WORK/worker.sh" <<'EOF'
+#!/bin/sh
+r=$TORCHELASTIC_RESTART_COUNT
+echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE max $TORCHELASTIC_MAX_RESTARTS"
+[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK" >"$W/$JOB.rank.$HOST_ID.$r"
+while :; do
+  [ -e "$W/$JOB.fail.$HOST_ID.$r" ] && [ "$LOCAL_RANK" = 0 ] && exit 3
+  [ -e "$W/$JOB.finish" ] && exit 0
+  sleep 0.05
+done
+EOF
+chmod +x "$WORK/worker.sh"
+
+kubeflow_env() {  # what the training operator sets with elasticPolicy (min 2, max 4)
+  echo PET_NNODES=2:4 PET_RDZV_BACKEND=c10d PET_RDZV_ENDPOINT="$MASTER:29400" PET_RDZV_ID="job-$$" \
+    PET_MAX_RESTARTS=3 PET_NPROC_PER_NODE=2
+}
+# start JOB HOST ENV-FUNCTION ARGS...: host HOST's launcher in the background ($pid_JOB_HOST)
+start() {
+  local job=$1 host=$2 envf=$3
+  shift 3
+  (
+    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
+      HOST_ID="$host" MARK="aml-elastic-$$-$job-$host" $($envf) "$BIN" "$@" \
+      --summary-file "$WORK/$job.summary.$host.json" -- "$WORK/worker.sh" \
+      >"$WORK/$job.out.$host" 2>&1
+    echo $? >"$WORK/$job.status.$host"
+  ) 2>/dev/null &
+}
+no_env() { :; }
+# The launcher processes of one host (its guardian and its supervisor): the supervisor first.
+launcher_pids() {
+  local all p
+  all=$(grep -l "MARK=aml-elastic-$$-$1-$2\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
+  for p in $all; do [ "$(readlink /proc/$p/exe)" = "$BIN" ] && echo "$p"; done | sort -rn
+}
+kill_host() { kill -KILL $(launcher_pids "$1" "$2") 2>/dev/null; }
+wait_file() {  # wait_file PATH SECONDS
+  for _ in $(seq $(($2 * 20))); do [ -e "$1" ] && return 0; sleep 0.05; done
+  return 1
+}
+wait_status() { wait_file "$WORK/$1.status.$2" "$3" && cat "$WORK/$1.status.$2"; }
+rank_of() { cut -d' ' -f1 "$WORK/$1.rank.$2.$3" 2>/dev/null; }  # rank_of JOB HOST ROUND
+host_with_rank() {  # host_with_rank JOB ROUND RANK
+  local h
+  for h in $(seq 0 $((HOSTS - 1))); do [ "$(rank_of "$1" "$h" "$2")" = "$3" ] && echo "$h"; done
+}
+show() { for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done; }
+
+# --- 1. Kubeflow elasticPolicy, PET_NNODES=2:4.
+J=kf
+ARGS=(--rdzv-last-call 1 --node-timeout 5 --rdzv-timeout 8)
+start $J 0 kubeflow_env "${ARGS[@]}"
+sleep 0.3
+start $J 1 kubeflow_env "${ARGS[@]}"
+sleep 0.3
+start $J 2 kubeflow_env "${ARGS[@]}"
+for h in 0 1 2; do wait_file "$WORK/$J.rank.$h.0" 15; done
+check "kubeflow 2:4: three nodes make one round of 3 after the last call" \
+  grep -q "elastic round 0: 3 nodes" "$WORK/$J.out.0" || show $J
+check "kubeflow 2:4: node 0 serves the store; node ranks 0, 1, 2; 6 ranks" bash -c \
+  "[ \"\$(cat '$WORK'/$J.rank.[0-2].0 | cut -d' ' -f1,3 | sort | tr '\n' ' ')\" = '0 6 1 6 2 6 ' ] && [ \"\$(cut -d' ' -f1 '$WORK/$J.rank.0.0')\" = 0 ]"
+check "kubeflow 2:4: the workers have torchrun's elastic variables (max restarts 3)" \
+  grep -q "round 0 rank .*/6 node .*/3 max 3" "$WORK/$J.out.1"
+
+victim=$(host_with_rank $J 0 2)
+keep=$((3 - victim))  # of hosts 1 and 2, the one that stays
+keep_rank=$(rank_of $J "$keep" 0)
+t0=$(date +%s%N)
+kill_host $J "$victim"
+wait_file "$WORK/$J.rank.0.1" 15 && wait_file "$WORK/$J.rank.$keep.1" 15
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "kubeflow 2:4: node rank 2's launcher SIGKILLed: a round of 2 ($ms ms from the kill, last call 1 s)" \
+  grep -q "elastic round 1: 2 nodes" "$WORK/$J.out.0" || show $J
+check "kubeflow 2:4: nodes 0 and $keep keep their ranks (0 and $keep_rank), world size 4" bash -c \
+  "[ \"\$(cut -d' ' -f1,3 '$WORK/$J.rank.0.1')\" = '0 4' ] && [ \"\$(cut -d' ' -f1,3 '$WORK/$J.rank.$keep.1')\" = '$keep_rank 4' ]"
+check "kubeflow 2:4: node 0 says who left" grep -q "elastic round 1: 2 nodes .*left: node 2" "$WORK/$J.out.0"
+
+start $J 3 kubeflow_env "${ARGS[@]}"
+wait_file "$WORK/$J.out.3" 5
+for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.3" && break; sleep 0.05; done
+check "kubeflow 2:4: a fourth node that comes while a round runs waits for the next round" \
+  grep -q "round 1 runs: this node waits for the next round as a hot spare" "$WORK/$J.out.3" || show $J
+touch "$WORK/$J.fail.$keep.1"
+wait_file "$WORK/$J.rank.3.2" 15
+wait_file "$WORK/$J.rank.$keep.2" 5
+got="$(rank_of $J 3 2) $(rank_of $J "$keep" 2) $(cut -d' ' -f3 "$WORK/$J.rank.3.2" 2>/dev/null)"
+check "kubeflow 2:4: a worker failure ends the round; the fourth node is admitted at node rank 2 ($got)" \
+  [ "$got" = "2 $keep_rank 6" ] || show $J
+check "kubeflow 2:4: node 0 names the failure as why round 1 ended" \
+  grep -q "rank .* on node $keep_rank .*exit code 3\|node $keep_rank .*exit code 3" "$WORK/$J.out.0"
+
+t0=$(date +%s%N)
+kill_host $J "$keep"
+kill_host $J 3
+status=$(wait_status $J 0 30)
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "kubeflow 2:4: one node left: node 0 waits --rdzv-timeout 8 s, then fails ($status after $ms ms)" \
+  bash -c "[ '$status' = 2 ] && [ $ms -ge 7500 ] && [ $ms -lt 20000 ]"
+check "kubeflow 2:4: one node left: the error says what was missing" \
+  grep -q "expected at least 2 nodes within --rdzv-timeout 8 s for round 3 .*only 1 came" "$WORK/$J.out.0" ||
+  show $J
+left=$(grep -l "MARK=aml-elastic-$$-$J-" /proc/[0-9]*/environ 2>/dev/null | wc -l)
+check "kubeflow 2:4: nothing of the job is left ($left)" [ "$left" = 0 ]
+
+# --- 2. --nnodes 2:2 and four launchers: two hot spares; a member lost, a spare takes its rank.
+J=sp
+ARGS=(--nnodes 2:2 --rdzv-endpoint "$MASTER:29401" --rdzv-id "spares-$$" --nproc-per-node 1
+  --max-restarts 2 --rdzv-last-call 1 --node-timeout 5)
+start $J 0 no_env "${ARGS[@]}"
+sleep 0.3
+start $J 1 no_env "${ARGS[@]}"
+wait_file "$WORK/$J.rank.1.0" 15
+start $J 2 no_env "${ARGS[@]}"
+sleep 0.3
+start $J 3 no_env "${ARGS[@]}"
+for h in 2 3; do
+  for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.$h" 2>/dev/null && break; sleep 0.05; done
+done
+check "2:2, four launchers: two wait as hot spares" bash -c \
+  "grep -q 'hot spare' '$WORK/$J.out.2' && grep -q 'hot spare' '$WORK/$J.out.3'" || show $J
+t0=$(date +%s%N)
+kill_host $J 1
+wait_file "$WORK/$J.rank.2.1" 15
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "2:2: node 1 lost; the first spare takes node rank 1 in the next round ($ms ms)" \
+  bash -c "[ \"\$(cut -d' ' -f1,2 '$WORK/$J.rank.2.1')\" = '1 2' ] && [ \"\$(cut -d' ' -f1 '$WORK/$J.rank.0.1')\" = 0 ]" ||
+  show $J
+check "2:2: node 1 lost: replaced within 3 s ($ms ms)" [ "$ms" -lt 3000 ]
+touch "$WORK/$J.finish"
+s0=$(wait_status $J 0 15); s2=$(wait_status $J 2 15); s3=$(wait_status $J 3 15)
+check "2:2: the job finishes 0 on node 0 and the spare that took over ($s0 $s2)" \
+  bash -c "[ '$s0' = 0 ] && [ '$s2' = 0 ]"
+check "2:2: the spare never needed ends with the job's status, saying so ($s3)" \
+  bash -c "[ '$s3' = 0 ] && grep -q 'the job ended (exit 0) while this node waited for a round' '$WORK/$J.out.3'" ||
+  show $J
+check "2:2: --summary-file records both rounds: their members, who left and came, why each ended" \
+  $py -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+r = s["rounds"]
+assert [x["round"] for x in r] == [0, 1], r
+assert [m["node_rank"] for m in r[1]["members"]] == [0, 1], r
+assert len(r[1]["left"]) == 1 and len(r[1]["came"]) == 1, r
+assert "its launcher was lost" in r[0]["ended"] and r[1]["ended"] == "complete", r
+assert s["exit_code"] == 0 and s["restarts"] == 1, s' "$WORK/sp.summary.0.json"
+
+finish
