@@ -42,6 +42,9 @@ struct Topology {
   std::string master_addr;
   int master_port = 0;  // 0: none was given; the launcher picks a free one
   std::string run_id;   // the scheduler's job or run id, when it gives one
+  // The job's round, as a worker's launcher tells it (aml-launch's, torchrun's): the restarts
+  // so far. In an elastic job each round may have other nodes and another world size.
+  int restart_count = 0;
 
   std::vector<std::string> notes;  // assumptions worth telling people (text output)
 

@@ -1,5 +1,6 @@
 // Source 2: a worker that aml-launch itself started; it reads back the canonical variables.
 #include "topology/master.hpp"
+#include "topology/numbers.hpp"
 #include "topology/process_level.hpp"
 #include "topology/sources.hpp"
 #include "topology/worker_marker.hpp"
@@ -35,6 +36,9 @@ Result<Detected> read(const DetectContext& ctx) {
   if (auto error = read_master_env(env, t)) return *error;
   t.reason = std::string(kWorkerMarker) + " is set: aml-launch started this process";
   if (const std::string* run_id = find(env, kRunIdVariable)) t.run_id = *run_id;
+  auto restarts = optional_number(env, kRestartCountVariable, 0, kMaxCount);
+  if (!restarts) return restarts.error();
+  t.restart_count = restarts->value_or(0);
   return Detected{std::move(t)};
 }
 

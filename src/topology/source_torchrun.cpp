@@ -1,5 +1,6 @@
 // Source 1: a worker that torchrun (torch.distributed.run) started.
 #include "topology/master.hpp"
+#include "topology/numbers.hpp"
 #include "topology/process_level.hpp"
 #include "topology/sources.hpp"
 #include "topology/worker_marker.hpp"
@@ -34,6 +35,9 @@ Result<Detected> read(const DetectContext& ctx) {
   t.reason = "TORCHELASTIC_RUN_ID is set: torchrun started this process";
   t.run_id = *find(env, "TORCHELASTIC_RUN_ID");
   if (const std::string* role = find(env, "ROLE_NAME")) t.role = *role;
+  auto restarts = optional_number(env, "TORCHELASTIC_RESTART_COUNT", 0, kMaxCount);
+  if (!restarts) return restarts.error();
+  t.restart_count = restarts->value_or(0);
   return Detected{std::move(t)};
 }
 

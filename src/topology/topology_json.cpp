@@ -17,6 +17,7 @@ nlohmann::ordered_json topology_json(const Topology& t) {
   out["world_size"] = known(t.world_size);
   out["master_addr"] = t.master_addr;
   out["master_port"] = t.master_port;
+  out["restart_count"] = t.restart_count;
   return out;
 }
 

@@ -8,9 +8,12 @@
 #    only one node left: the job waits --rdzv-timeout, then fails naming what was missing.
 # 2. --nnodes 2:2 with four launchers: two spares wait; a running node killed: the first spare
 #    takes its node rank and the job finishes 0; the other spare ends with the job's status.
-# usage: elastic_test.sh AML_LAUNCH
+# 3. A real torch gloo job that saves a checkpoint each step and resumes from it, through a lost
+#    node (WORLD_SIZE 3, then 2): the right result.
+# usage: elastic_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
 set -u
 BIN=$(realpath "$1")
+TRAIN=$(realpath "$2")
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
 CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
@@ -52,12 +55,13 @@ start() {
   (
     bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
       HOST_ID="$host" MARK="aml-elastic-$$-$job-$host" $($envf) "$BIN" "$@" \
-      --summary-file "$WORK/$job.summary.$host.json" -- "$WORK/worker.sh" \
+      --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
       >"$WORK/$job.out.$host" 2>&1
     echo $? >"$WORK/$job.status.$host"
   ) 2>/dev/null &
 }
 no_env() { :; }
+CMD=("$WORK/worker.sh")
 # The launcher processes of one host (its guardian and its supervisor): the supervisor first.
 launcher_pids() {
   local all p
@@ -174,5 +178,35 @@ assert [m["node_rank"] for m in r[1]["members"]] == [0, 1], r
 assert len(r[1]["left"]) == 1 and len(r[1]["came"]) == 1, r
 assert "its launcher was lost" in r[0]["ended"] and r[1]["ended"] == "complete", r
 assert s["exit_code"] == 0 and s["restarts"] == 1, s' "$WORK/sp.summary.0.json"
+
+# --- 3. torch gloo, a checkpoint each step, through a lost node: 3 nodes, then 2.
+J=tc
+if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+  CMD=(/usr/bin/python3 "$TRAIN" "$WORK/tc.checkpoint" 40 0.15)
+  ARGS=(--nnodes 2:3 --rdzv-endpoint "$MASTER:29402" --rdzv-id "torch-$$" --nproc-per-node 1
+    --max-restarts 2 --rdzv-last-call 1 --node-timeout 10 --term-timeout 5)
+  for h in 0 1 2; do
+    start $J $h no_env "${ARGS[@]}"
+    sleep 0.3
+  done
+  for _ in $(seq 600); do
+    step=$(/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])["step"])' \
+      "$WORK/tc.checkpoint" 2>/dev/null)
+    [ "${step:-0}" -ge 8 ] && break
+    sleep 0.1
+  done
+  kill_host $J 2
+  s0=$(wait_status $J 0 120); s1=$(wait_status $J 1 10)
+  check "torch gloo through a lost node: nodes 0 and 1 finish 0 ($s0 $s1)" \
+    bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ]" || show $J
+  check "torch gloo: all 40 steps counted once: total 40.0, the last round's world 2, resumed" \
+    grep -q "done: 40 steps, total 40.0, last round's world 2, resumed at step [1-9]" "$WORK/tc.out.0" ||
+    show $J
+  check "torch gloo: round 0 had 3 ranks, round 1 had 2, resuming from the checkpoint" bash -c \
+    "grep -q 'round 0: rank 0 of 3 resumes at step 0' '$WORK/tc.out.0' &&
+     grep -q 'round 1: rank 0 of 2 resumes at step [1-9]' '$WORK/tc.out.0'"
+else
+  check "python3-torch is installed (scripts/install-deps.sh installs it)" false
+fi
 
 finish
