@@ -276,7 +276,7 @@ int run(int argc, char** argv) {
     PlanInputs round_inputs = *inputs;
     Topology round_topology = *topology;
     RoundLaunch launch;
-    launch.restart_count = restart_count;
+    launch.restart_count = launch.restarts_used = restart_count;
     if (group) {
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
@@ -287,6 +287,7 @@ int run(int argc, char** argv) {
         return launch;
       }
       launch.restart_count = restart_count = agreed->round;
+      launch.restarts_used = agreed->restarts_used;
       apply_agreement(*agreed, *group, round_inputs);
       if (round_topology.elastic) {
         // This round's place: the rendezvous gave the node rank and the node count.
@@ -309,7 +310,7 @@ int run(int argc, char** argv) {
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }
-    round_inputs.restart_count = restart_count;
+    round_inputs.restart_count = launch.restarts_used;
     LaunchPlan round =
         restart_count == 0 && !group ? plan : build_plan(round_topology, round_inputs);
     for (const WorkerPlan& worker : round.workers) {
@@ -329,10 +330,12 @@ int run(int argc, char** argv) {
   auto on_restart = [&](const RunOutcome& failed, int next) {
     rounds.ended(failed);
     std::string said = write_summary_file(options, failed, node, false, rounds);
+    const bool regroup = failed.remote_failure && failed.remote_failure->regroup;
     say_after_workers(options, said + failure_summary_text(failed, node) +
-                                   "aml-launch: restarting the workers (restart " +
-                                   std::to_string(next) + " of " +
-                                   std::to_string(options.max_restarts) + ")\n");
+                                   (regroup ? ""
+                                            : "aml-launch: restarting the workers (restart " +
+                                                  std::to_string(next) + " of " +
+                                                  std::to_string(options.max_restarts) + ")\n"));
   };
   RunOptions run_options;
   run_options.term_timeout_seconds = options.term_timeout_seconds;

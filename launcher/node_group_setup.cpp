@@ -60,6 +60,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
     // round.
     group.self.node_rank = plan.elastic && plan.elastic->serves_store ? 0 : -1;
     group.say = std::move(say);
+    group.admit_at_once = options.admit_at_once;
   }
   return NodeGroup::start(std::move(group));
 }

@@ -309,6 +309,7 @@ PeerNews NodeGroup::poll(bool readable) {
   if (now < next_tick_) return news;
   next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
   news.failure = leader ? find_silent_node() : beat();
+  if (leader && !news.failure) news.failure = admit_newcomers();
   if (news.failure || !leader || !finishing_) return news;
   return finishing_news(now);
 }

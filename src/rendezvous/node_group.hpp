@@ -34,6 +34,7 @@ struct GroupOptions {
   // gives the others theirs at each round. self.node_rank is 0 there, -1 elsewhere.
   std::optional<NodeRange> elastic;
   std::chrono::milliseconds last_call{3000};
+  bool admit_at_once = false;  // a newcomer ends a round that has fewer than the most nodes
   // Elastic: what a launcher waiting for a round says on its stderr (a hot spare's wait).
   std::function<void(const std::string&)> say;
 };
@@ -48,6 +49,9 @@ struct JobEnd {
 struct Agreement {
   int round = 0;      // elastic: a launcher that came late joins a later round than it asked
   int node_rank = 0;  // this node's, in this round
+  // Rounds that ended in a failure before this one: what --max-restarts counts (in an elastic
+  // job node 0's count; a round ended to admit newcomers is not one).
+  int restarts_used = 0;
   std::optional<JobEnd> ended;
   int worker_master_port = 0;  // picked by node 0: the workers' own MASTER_PORT
   int node_count = 0;
@@ -107,7 +111,8 @@ class NodeGroup : public PeerLink {
   // are in, or the end of the job.
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
-  std::optional<long> lost_in_last_round();  // node 0: the launcher id the last verdict lost
+  std::optional<long> lost_in_last_round();
+  std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once  // node 0: the launcher id the last verdict lost
   std::string elastic_key(int round, const std::string& name) const;
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
@@ -137,6 +142,7 @@ class NodeGroup : public PeerLink {
   long launcher_id_ = -1;      // elastic: the job's number for this launcher (node 0's is 0)
   std::map<long, int> seats_;  // elastic, node 0: the last round's members, id -> node rank
   bool said_spare_ = false;    // elastic: this launcher said it waits as a hot spare
+  int restarts_used_ = 0;      // elastic, node 0: rounds that ended in a failure
   int round_ = -1;
   std::string phase_ = "run";
   bool finishing_ = false;      // local_success() was called this round

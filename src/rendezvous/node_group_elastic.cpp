@@ -7,6 +7,7 @@
 // one without a seat is a hot spare and does the same. A launcher that dies while it waits
 // leaves its "gone" key (its last will), so that nobody waits for it.
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "rendezvous/group_timing.hpp"
@@ -46,11 +47,14 @@ std::string NodeGroup::elastic_key(int round, const std::string& name) const {
   return "aml/elastic/" + std::to_string(round) + "/" + name;
 }
 
+// Node 0, before the next round: how the last one ended. A failure uses a restart; a lost
+// launcher is not waited for.
 std::optional<long> NodeGroup::lost_in_last_round() {
   if (round_ < 0) return std::nullopt;
   auto stored = control_.get(key("abort"), milliseconds(0));
-  if (!stored || !*stored) return std::nullopt;
+  if (!stored || !*stored || **stored == kComplete) return std::nullopt;
   auto failure = job_failure_from_json(**stored);
+  if (failure && !failure->regroup) ++restarts_used_;
   if (!failure || !failure->status.starts_with("its launcher was lost")) return std::nullopt;
   for (const auto& [id, rank] : seats_) {
     if (rank == failure->member_or_node()) return id;
@@ -153,8 +157,9 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     const long id = members.by_rank[static_cast<std::size_t>(rank)];
     seats_[id] = rank;
     if (id == 0) continue;
-    auto placed = control_.set(elastic_key(round, "place/" + std::to_string(id)),
-                               std::to_string(rank) + " " + std::to_string(nodes));
+    auto placed = control_.set(
+        elastic_key(round, "place/" + std::to_string(id)),
+        std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used_));
     if (!placed) return placed.error();
   }
   for (long id : members.spares) {
@@ -166,7 +171,25 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   options_.self.nnodes = nodes;
   Agreement seat;
   seat.round = round;
+  seat.restarts_used = restarts_used_;
   return seat;
+}
+
+// Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next
+// round ends this one (all nodes stop their workers and meet again at once).
+std::optional<JobFailure> NodeGroup::admit_newcomers() {
+  if (!options_.elastic || !options_.admit_at_once || finishing_ ||
+      options_.self.nnodes >= options_.elastic->max) {
+    return std::nullopt;
+  }
+  auto waiting = control_.add(elastic_key(round_ + 1, "count"), 0);
+  if (!waiting || *waiting == 0) return std::nullopt;
+  JobFailure regroup = lost_node(0, "");
+  regroup.regroup = true;
+  regroup.exit_code = 0;
+  regroup.status = "it ends round " + std::to_string(round_) + " to admit " +
+                   std::to_string(*waiting) + " node(s) that came (--admit-newcomers at-once)";
+  return stored_failure_or(regroup);
 }
 
 Result<Agreement> NodeGroup::take_seat(int round) {
@@ -238,13 +261,16 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     if ((*place)->starts_with("error ")) {
       return invalid("rendezvous", "round " + std::to_string(round), (*place)->substr(6));
     }
-    const int rank = std::atoi((*place)->c_str());
-    const int nodes = std::atoi((*place)->c_str() + (*place)->find(' ') + 1);
+    int rank = 0, nodes = 0, used = 0;
+    if (std::sscanf((*place)->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
+      return invalid("rendezvous", **place, "a seat from node 0 (node rank, nodes, restarts)");
+    }
     options_.self.node_rank = rank;
     options_.self.nnodes = nodes;
     said_spare_ = false;
     Agreement seat;
     seat.round = round;
+    seat.restarts_used = used;
     return seat;
   }
 }

@@ -14,12 +14,14 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
+  int restarts_used = round;  // a fixed-size job restarts only after a failure
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
     auto seat = options_.self.node_rank == 0 ? decide_members(round) : take_seat(round);
     if (!seat || seat->ended) return seat;
     round = seat->round;
+    restarts_used = seat->restarts_used;
   }
   round_ = round;
   phase_ = phase;
@@ -64,6 +66,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
   if (!agreed) return agreed;
   agreed->node_rank = self.node_rank;
+  agreed->restarts_used = restarts_used;
   agreement_ = *agreed;
   if (self.node_rank != 0) {
     // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it.

@@ -116,6 +116,9 @@ std::string failure_text(const RunOutcome& outcome, const NodeIdentity& node) {
               : f.node_rank == node.node_rank ? "the job failed on this node: "
                                               : "the job failed on another node: ") +
              f.describe() + "\n";
+    } else if (f.regroup) {
+      return "aml-launch: node " + std::to_string(node.node_rank) +
+             " stopped its workers for a new round: " + f.describe() + "\n";
     } else {
       const bool this_node = f.node_rank == node.node_rank;
       text = "aml-launch: node " + std::to_string(node.node_rank) + " stopped its workers: " +

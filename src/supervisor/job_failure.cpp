@@ -45,6 +45,7 @@ std::string to_json(const JobFailure& f) {
   j["status"] = f.status;
   j["time"] = f.time;
   j["stderr_tail"] = f.stderr_tail;
+  if (f.regroup) j["regroup"] = true;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -64,6 +65,7 @@ std::optional<JobFailure> job_failure_from_json(const std::string& text) {
     f.status = j.at("status").get<std::string>();
     f.time = j.at("time").get<std::string>();
     f.stderr_tail = j.at("stderr_tail").get<std::vector<std::string>>();
+    f.regroup = j.value("regroup", false);
     return f;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;

@@ -25,6 +25,9 @@ struct JobFailure {
   std::string status;   // "exit code 7", "signal 9 (SIGKILL)", "launcher lost"
   std::string time;     // UTC, as the failing node saw it
   std::vector<std::string> stderr_tail;
+  // Not a failure: an elastic job's node 0 ended the round to admit nodes that came
+  // (--admit-newcomers at-once); the next round starts at once and uses no restart.
+  bool regroup = false;
 
   // One line for people: "rank 5 (local rank 1) on node 2 (host c), pid 77, failed first at
   // ...: exit code 7".

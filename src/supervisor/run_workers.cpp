@@ -67,6 +67,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       break;
     }
     restart = made->restart_count;
+    const int used = made->restarts_used;
     std::vector<WorkerLaunch> round_launches = std::move(made->workers);
     if (!options.output.log_dir.empty() && log_files.empty()) {
       if (!make_directories(options.output.log_dir)) {
@@ -87,12 +88,17 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     }
     Round round(options, original_mask, signal_fd.get(), log_files, consoles);
     outcome = round.run(std::move(round_launches));
-    outcome.restarts = restart;
+    outcome.restarts = used;
+    const bool regroup = outcome.remote_failure && outcome.remote_failure->regroup &&
+                         !outcome.first_failure && !outcome.stopped;
+    if (regroup) {
+      if (on_restart) on_restart(outcome, used);
+      continue;
+    }
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
-    if (!failed || outcome.stop_requested || outcome.stopped || restart >= options.max_restarts)
-      break;
-    if (on_restart) on_restart(outcome, restart + 1);
-    outcome.restarts = restart + 1;
+    if (!failed || outcome.stop_requested || outcome.stopped || used >= options.max_restarts) break;
+    if (on_restart) on_restart(outcome, used + 1);
+    outcome.restarts = used + 1;
   }
   sigprocmask(SIG_SETMASK, &original_mask, nullptr);
   return outcome;

@@ -90,6 +90,9 @@ struct RoundLaunch {
   // The job's restart count for this round: the one asked for, or in an elastic job a later
   // one (a launcher that came late, or waited as a spare, joins the round that is starting).
   int restart_count = 0;
+  // The rounds before this one that ended in a failure: what --max-restarts counts (an
+  // elastic job's round ended to admit newcomers is not one).
+  int restarts_used = 0;
   std::vector<WorkerLaunch> workers;
   // An elastic job ended while this launcher waited for a round: the run ends with this.
   std::optional<RunOutcome> ended;

@@ -8,6 +8,7 @@
 #    only one node left: the job waits --rdzv-timeout, then fails naming what was missing.
 # 2. --nnodes 2:2 with four launchers: two spares wait; a running node killed: the first spare
 #    takes its node rank and the job finishes 0; the other spare ends with the job's status.
+#    --admit-newcomers at-once: a node that comes ends a round below the most nodes at once.
 # 3. A real torch gloo job that saves a checkpoint each step and resumes from it, through a lost
 #    node (WORLD_SIZE 3, then 2): the right result.
 # usage: elastic_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
@@ -178,6 +179,26 @@ assert [m["node_rank"] for m in r[1]["members"]] == [0, 1], r
 assert len(r[1]["left"]) == 1 and len(r[1]["came"]) == 1, r
 assert "its launcher was lost" in r[0]["ended"] and r[1]["ended"] == "complete", r
 assert s["exit_code"] == 0 and s["restarts"] == 1, s' "$WORK/sp.summary.0.json"
+
+# --- 2b. --admit-newcomers at-once: a node that comes ends a round below the most nodes at
+# once, and the next round (with it) uses no restart (--max-restarts 0).
+J=ao
+ARGS=(--nnodes 2:3 --rdzv-endpoint "$MASTER:29403" --rdzv-id "at-once-$$" --nproc-per-node 1
+  --admit-newcomers at-once --rdzv-last-call 1 --node-timeout 5)
+start $J 0 no_env "${ARGS[@]}"
+sleep 0.3
+start $J 1 no_env "${ARGS[@]}"
+wait_file "$WORK/$J.rank.1.0" 15
+start $J 2 no_env "${ARGS[@]}"
+wait_file "$WORK/$J.rank.2.0" 15
+check "at-once: the third node ends the round of 2 and comes in at node rank 2 of 3" bash -c \
+  "[ \"\$(cut -d' ' -f1,2 '$WORK/$J.rank.2.0')\" = '2 3' ] && grep -q 'ends round 0 to admit 1 node' '$WORK/$J.out.0'" ||
+  show $J
+touch "$WORK/$J.finish"
+s0=$(wait_status $J 0 15); s1=$(wait_status $J 1 15); s2=$(wait_status $J 2 15)
+check "at-once: the job finishes 0 everywhere without a restart to spare ($s0 $s1 $s2)" \
+  [ "$s0 $s1 $s2" = "0 0 0" ]
+CMD=("$WORK/worker.sh")
 
 # --- 3. torch gloo, a checkpoint each step, through a lost node: 3 nodes, then 2.
 J=tc
