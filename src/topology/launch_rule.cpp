@@ -67,8 +67,10 @@ Result<Topology> elastic(Topology t, const Overrides& o, const std::string& mast
 
 Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
   Topology t = std::move(detected.topology);
-  if (t.launch == Launch::per_process && o.nproc_per_node &&
-      *o.nproc_per_node != t.nproc_per_node) {
+  // An elastic range asks for one launcher per node too (srun -N 3 aml-launch --nnodes 2:2).
+  const bool elastic_node_launch = o.nnodes_range && becomes_per_node(t);
+  if (t.launch == Launch::per_process &&
+      ((o.nproc_per_node && *o.nproc_per_node != t.nproc_per_node) || elastic_node_launch)) {
     if (!becomes_per_node(t)) {
       return invalid("--nproc-per-node", std::to_string(*o.nproc_per_node),
                      "no --nproc-per-node here: " + t.source + " already started " +
@@ -80,8 +82,11 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
     t.nnodes = t.world_size;
     t.node_rank = t.rank;
     t.rank = t.local_rank = -1;
-    t.notes.push_back("one process per node with --nproc-per-node " +
-                      std::to_string(*o.nproc_per_node) + ": the scheduler's ranks are node ranks");
+    t.notes.push_back(o.nproc_per_node ? "one process per node with --nproc-per-node " +
+                                             std::to_string(*o.nproc_per_node) +
+                                             ": the scheduler's ranks are node ranks"
+                                       : "one process per node with an elastic --nnodes: the "
+                                         "scheduler's processes are the nodes' launchers");
   }
   if (t.launch == Launch::per_node) {
     if (o.nnodes) t.nnodes = *o.nnodes;

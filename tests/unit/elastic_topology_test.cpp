@@ -117,6 +117,28 @@ TEST(ElasticTopology, PerProcessLaunchCannotBeElastic) {
   expect_error(detect(env, flags), "--nnodes");
 }
 
+TEST(ElasticTopology, OneTaskPerNodeOfAProcessLevelSourceIsANodesLauncher) {
+  // srun -N 3 aml-launch --nnodes 2:2: Slurm's one task per node, the store at the first node.
+  Overrides flags;
+  flags.nnodes_range = NodeRange{2, 2};
+  auto t = detect({{"SLURM_JOB_ID", "77"},
+                   {"SLURM_STEP_ID", "0"},
+                   {"SLURM_PROCID", "1"},
+                   {"SLURM_NTASKS", "3"},
+                   {"SLURM_NNODES", "3"},
+                   {"SLURM_LOCALID", "0"},
+                   {"SLURM_NODEID", "1"},
+                   {"SLURM_STEP_NODELIST", "n[0-2]"},
+                   {"SLURM_STEP_TASKS_PER_NODE", "1(x3)"}},
+                  flags);
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  EXPECT_EQ(t->launch, Launch::per_node);
+  ASSERT_TRUE(t->elastic.has_value());
+  EXPECT_EQ(t->master_addr, "n0");
+  EXPECT_EQ(t->nproc_per_node, 1);
+  EXPECT_EQ(t->node_rank, -1);
+}
+
 TEST(ElasticTopology, RangeWithoutEndpointNamesWhereToGiveIt) {
   expect_error(detect({{"PET_NNODES", "2:4"}}), "--rdzv-endpoint");
 }
