@@ -26,17 +26,6 @@ import scale_nodes as sn  # noqa: E402  (its namespace, ports and markers)
 import supervision as sv  # noqa: E402  (its launcher_processes)
 
 
-def in_own_namespace():
-    """Re-run this script in a network namespace of its own (as scale_nodes.py does itself)."""
-    if os.environ.get("AML_SCALE_NETNS") == "1":
-        return
-    env = dict(os.environ, AML_SCALE_NETNS="1")
-    script = ("ip link set lo up && sysctl -qw net.core.somaxconn=65535 "
-              "net.ipv4.ip_local_port_range='10000 65000' && exec \"$@\"")
-    os.execvpe("unshare", ["unshare", "--net", "sh", "-c", script, "sh", sys.executable,
-                           os.path.abspath(__file__)] + sys.argv[1:], env)
-
-
 def count_up(work, round_):
     suffix = f".{round_}"
     return sum(1 for f in os.listdir(work) if f.startswith("up.") and f.endswith(suffix))
@@ -106,7 +95,7 @@ def run(aml, n):
 
 
 if __name__ == "__main__":
-    in_own_namespace()
+    sn.in_own_namespace(__file__)
     build = os.path.abspath(sys.argv[1])
     aml = f"{build}/launcher/aml-launch"
     print(f"Median of {RUNS} runs each.")

@@ -30,14 +30,15 @@ sys.path.insert(0, HERE)
 import supervision as sv  # noqa: E402  (its launcher_processes)
 
 
-def in_own_namespace():
+def in_own_namespace(script=__file__):
+    """Re-run `script` (with this process's arguments) in a network namespace of its own."""
     if os.environ.get("AML_SCALE_NETNS") == "1":
         return
     env = dict(os.environ, AML_SCALE_NETNS="1")
-    script = ("ip link set lo up && sysctl -qw net.core.somaxconn=65535 "
-              "net.ipv4.ip_local_port_range='10000 65000' && exec \"$@\"")
-    os.execvpe("unshare", ["unshare", "--net", "sh", "-c", script, "sh", sys.executable,
-                           os.path.abspath(__file__)] + sys.argv[1:], env)
+    setup = ("ip link set lo up && sysctl -qw net.core.somaxconn=65535 "
+             "net.ipv4.ip_local_port_range='10000 65000' && exec \"$@\"")
+    os.execvpe("unshare", ["unshare", "--net", "sh", "-c", setup, "sh", sys.executable,
+                           os.path.abspath(script)] + sys.argv[1:], env)
 
 
 def free_port():

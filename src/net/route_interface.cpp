@@ -10,20 +10,11 @@
 #include <cstring>
 #include <memory>
 
+#include "net/address_text.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml {
 namespace {
-
-std::string address_text(const sockaddr* addr) {
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* raw =
-      addr->sa_family == AF_INET
-          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(addr)->sin_addr)
-          : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
-  inet_ntop(addr->sa_family, raw, text, sizeof(text));
-  return text;
-}
 
 bool same_address(const sockaddr* a, const sockaddr* b) {
   if (a->sa_family != b->sa_family) return false;
