@@ -212,7 +212,21 @@ int exec_command(const LaunchPlan& plan, const Env& env) {
 // so that the launchers of one srun or mpirun line (one path for all) each get their own. A
 // per-process launcher has its worker's; a per-node one is its node's only launcher: rank =
 // node rank, local rank 0.
-void expand_launcher_fields(Options& options, const Topology& t) {
+std::optional<Error> expand_launcher_fields(Options& options, const Topology& t) {
+  // An elastic job's node rank comes at each round, after these paths are needed.
+  if (t.elastic) {
+    for (auto [flag, text] :
+         {std::pair<const char*, std::string>{"--summary-file", options.summary_file},
+          {"--log-dir", options.log_dir.value_or("")}}) {
+      if (text.find("{rank}") != std::string::npos ||
+          text.find("{node_rank}") != std::string::npos) {
+        return invalid(flag, text,
+                       "a path without {rank} or {node_rank} in an elastic job (--nnodes MIN:MAX): "
+                       "a node's rank is given at each round, after the path is needed; one "
+                       "launcher per node needs none");
+      }
+    }
+  }
   const bool per_process = t.launch == Launch::per_process;
   auto expand = [&](const std::string& text) {
     return expand_fields(text, {{"rank", per_process ? t.rank : t.node_rank},
@@ -221,6 +235,7 @@ void expand_launcher_fields(Options& options, const Topology& t) {
   };
   options.summary_file = expand(options.summary_file);
   if (options.log_dir) options.log_dir = expand(*options.log_dir);
+  return std::nullopt;
 }
 
 int run(int argc, char** argv) {
@@ -233,7 +248,7 @@ int run(int argc, char** argv) {
   const Machine machine = real_machine();
   auto topology = detect_topology(env, machine, options.overrides);
   if (!topology) return fail(topology.error());
-  expand_launcher_fields(options, *topology);
+  if (auto error = expand_launcher_fields(options, *topology)) return fail(*error);
   auto inputs = gather_inputs(options, *topology, env, machine);
   if (!inputs) return fail(inputs.error());
   const LaunchPlan plan = build_plan(*topology, *inputs);

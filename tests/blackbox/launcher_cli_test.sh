@@ -31,6 +31,23 @@ check "bad flag exits 2 naming it" bash -c "[ $status = 2 ] && grep -q -- '--npr
 check "bad flag starts nothing" [ ! -e "$WORK/ran" ]
 expect_status "unknown option exits 2" 2 clean "$BIN" --no-such-flag -- true
 expect_status "no command exits 2" 2 clean "$BIN"
+# Elastic flags: each wrong one named, nothing started.
+elastic_error() {  # elastic_error NAME NAMING ARGS...: exit 2, the message names NAMING
+  local name=$1 naming=$2
+  shift 2
+  out=$(clean "$BIN" "$@" -- touch "$WORK/ran" 2>&1)
+  status=$?
+  check "elastic, $name: exit 2 naming $naming, nothing started ($out)" \
+    bash -c "[ $status = 2 ] && grep -q -- '$naming' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+}
+elastic_error "MIN above MAX" "--nnodes=4:2" --nnodes 4:2 --rdzv-endpoint 127.0.0.1
+elastic_error "a node rank" "--node-rank" --nnodes 2:4 --node-rank 1 --rdzv-endpoint 127.0.0.1
+elastic_error "another rendezvous backend" "--rdzv-backend=etcd" --nnodes 2:4 --rdzv-backend etcd
+elastic_error "--admit-newcomers" "--admit-newcomers=sometimes" --nnodes 2:4 --admit-newcomers sometimes
+elastic_error "{node_rank} in --summary-file" "--summary-file" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 \
+  --summary-file "$WORK/s.{node_rank}.json"
+elastic_error "--preflight" "--preflight=gloo" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 --preflight
+elastic_error "no endpoint" "--rdzv-endpoint" --nnodes 2:4
 for bad in "--term-timeout -1" "--term-timeout 1s" "--rdzv-timeout 0" "--rdzv-timeout nan" \
   "--preflight-min-busbw 0" "--preflight-min-busbw 2x" "--preflight=fast"; do
   expect_status "$bad is refused with exit 2" 2 clean "$BIN" $bad -- true
