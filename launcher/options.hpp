@@ -30,7 +30,7 @@ struct Options {
   int max_restarts = 0;
   double rdzv_last_call_seconds = 3;  // elastic: a round starts this long after the last arrival
   bool admit_at_once = false;         // elastic: a newcomer ends a round below MAX nodes
-  std::optional<std::string> tag;  // --tag: a template, "none", or unset for the default
+  std::optional<std::string> tag;     // --tag: a template, "none", or unset for the default
   std::optional<std::set<int>> local_ranks_filter;
   std::optional<std::string> log_dir;  // unset: the default (Azure ML's user_logs, else none)
   std::string summary_file;

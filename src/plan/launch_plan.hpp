@@ -21,8 +21,8 @@ struct WorkerPlan {
 
 // An elastic job's rendezvous as this node meets it (DESIGN §5).
 struct ElasticPlan {
-  bool serves_store = false;   // the endpoint's host is this node: it serves the store, node 0
-  std::string serves_reason;   // how that was found
+  bool serves_store = false;  // the endpoint's host is this node: it serves the store, node 0
+  std::string serves_reason;  // how that was found
   double last_call_seconds = 0;
   bool admit_at_once = false;  // a newcomer ends a round below the most nodes at once
   int max_restarts = 0;

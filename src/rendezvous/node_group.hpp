@@ -111,8 +111,10 @@ class NodeGroup : public PeerLink {
   // are in, or the end of the job.
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
+  // Node 0: the launcher id the last round's verdict lost (it is not waited for); counts a
+  // failed round.
   std::optional<long> lost_in_last_round();
-  std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once  // node 0: the launcher id the last verdict lost
+  std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once
   std::string elastic_key(int round, const std::string& name) const;
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
