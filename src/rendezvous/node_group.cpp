@@ -135,7 +135,7 @@ JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
   f.host = info ? info->host : member == 0 ? options_.master_addr : "";
   if (per_process) f.rank = member;  // that rank's launcher (no pid: not its worker)
   f.exit_code = 1;
-  f.status = "its launcher was lost: " + why;
+  f.status = std::string(JobFailure::kLauncherLost) + ": " + why;
   f.time = utc_timestamp(std::chrono::system_clock::now());
   return f;
 }

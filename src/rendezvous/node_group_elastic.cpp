@@ -55,7 +55,7 @@ std::optional<long> NodeGroup::lost_in_last_round() {
   if (!stored || !*stored || **stored == kComplete) return std::nullopt;
   auto failure = job_failure_from_json(**stored);
   if (failure && !failure->regroup) ++restarts_used_;
-  if (!failure || !failure->status.starts_with("its launcher was lost")) return std::nullopt;
+  if (!failure || !failure->launcher_lost()) return std::nullopt;
   for (const auto& [id, rank] : seats_) {
     if (rank == failure->member_or_node()) return id;
   }
@@ -100,11 +100,13 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     }
     // Who is still on the way from the last round, and who died while waiting.
     std::vector<long> watched, awaited;
-    for (std::size_t i = 1; i < joined.size(); ++i) watched.push_back(joined[i].id);
+    std::set<long> came;
+    for (std::size_t i = 1; i < joined.size(); ++i) {
+      watched.push_back(joined[i].id);
+      came.insert(joined[i].id);
+    }
     for (const auto& [id, rank] : seats_) {
-      const bool came = std::any_of(joined.begin(), joined.end(),
-                                    [id = id](const Candidate& c) { return c.id == id; });
-      if (id != 0 && !came && !not_awaited.contains(id) && !gone.contains(id)) {
+      if (id != 0 && !came.contains(id) && !not_awaited.contains(id) && !gone.contains(id)) {
         awaited.push_back(id);
         watched.push_back(id);
       }

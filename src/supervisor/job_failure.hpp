@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aml {
@@ -33,6 +34,9 @@ struct JobFailure {
   // ...: exit code 7".
   std::string describe() const;
   int member_or_node() const { return member >= 0 ? member : node_rank; }
+  // A node's launcher was lost (dead or silent), not one of its workers.
+  bool launcher_lost() const { return status.starts_with(kLauncherLost); }
+  static constexpr std::string_view kLauncherLost = "its launcher was lost";
 };
 
 // A worker's exit on this node as the job hears of it.

@@ -10,6 +10,7 @@ set -u
 BIN=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../blackbox/assert.sh"
+. "$HERE/slurm_common.sh"
 for tool in munged slurmctld slurmd srun sinfo; do
   command -v $tool >/dev/null || { check "$tool is installed (slurm-wlm, munge)" false; finish; exit; }
 done
@@ -55,31 +56,13 @@ munged -f --socket="$D/munge.sock" --key-file="$D/munge.key" --log-file="$D/mung
   cat <<EOF
 ClusterName=amlelastic
 SlurmctldHost=$(hostname -s)($(bash "$CLUSTER" addr 0))
-AuthType=auth/munge
-AuthInfo=socket=$D/munge.sock
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
 SlurmctldPort=6817
 SlurmdPort=6818
-StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool/%n
-SlurmctldPidFile=$D/slurmctld.pid
 SlurmdPidFile=$D/slurmd.%n.pid
-SlurmctldLogFile=$D/slurmctld.log
 SlurmdLogFile=$D/slurmd.%n.log
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-SwitchType=switch/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-ReturnToService=2
-KillWait=2
 EOF
+  slurm_common_conf "$D"
   for i in $(seq 0 $((NODES - 1))); do
     echo "NodeName=${NET}n$i NodeAddr=$(bash "$CLUSTER" addr "$i") CPUs=2 State=UNKNOWN"
   done

@@ -15,6 +15,7 @@
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/../blackbox/assert.sh"
+. "$(dirname "$0")/slurm_common.sh"
 for tool in munged slurmctld slurmd srun sbatch scancel squeue; do
   command -v $tool >/dev/null || { check "$tool is installed (slurm-wlm, munge)" false; finish; exit; }
 done
@@ -41,36 +42,20 @@ head -c 1024 /dev/urandom >"$D/munge.key"
 chmod 400 "$D/munge.key"
 munged -f --socket="$D/munge.sock" --key-file="$D/munge.key" --log-file="$D/munged.log" \
   --pid-file="$D/munged.pid" --seed-file="$D/munged.seed" || { cat "$D/munged.log"; }
-cat >"$D/slurm.conf" <<EOF
+{
+  cat <<EOF
 ClusterName=amltest
 SlurmctldHost=$host
-AuthType=auth/munge
-AuthInfo=socket=$D/munge.sock
-CredType=cred/munge
-SlurmUser=root
-SlurmdUser=root
 SlurmctldPort=$(free_port)
 SlurmdPort=$(free_port)
-StateSaveLocation=$D/state
 SlurmdSpoolDir=$D/spool
-SlurmctldPidFile=$D/slurmctld.pid
 SlurmdPidFile=$D/slurmd.pid
-SlurmctldLogFile=$D/slurmctld.log
 SlurmdLogFile=$D/slurmd.log
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-SwitchType=switch/none
-MpiDefault=none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-ReturnToService=2
-KillWait=2
 NodeName=$host CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
+  slurm_common_conf "$D"
+} >"$D/slurm.conf"
 export SLURM_CONF="$D/slurm.conf"
 slurmctld -i && slurmd
 up=0
