@@ -109,6 +109,7 @@ class NodeGroup : public PeerLink {
   // Elastic: node 0 decides who is in `round` and under which node rank; the others wait for
   // their seat (a later round where they came too late or there was none). The round they
   // are in, or the end of the job.
+  Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
   // Node 0: the launcher id the last round's verdict lost (it is not waited for); counts a

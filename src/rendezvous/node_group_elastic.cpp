@@ -26,6 +26,10 @@ namespace {
 // waits for is gone.
 constexpr milliseconds kWaitingLook{200};
 constexpr milliseconds kEndReadWait{2000};
+// How long a launcher waiting for its seat blocks on node 0's answer before it looks whether
+// the job ended: thousands of waiting launchers must not poll the store.
+constexpr milliseconds kSeatWait{2000};
+constexpr std::string_view kEndedMark = "end";
 constexpr std::string_view kNextRoundKey = "aml/elastic/next";
 constexpr std::string_view kEndKey = "aml/elastic/end";
 constexpr std::string_view kIdsKey = "aml/elastic/ids";
@@ -62,6 +66,23 @@ std::optional<long> NodeGroup::lost_in_last_round() {
   return std::nullopt;
 }
 
+// Which of these launchers left their "gone" key (died while they waited).
+Result<std::vector<long>> NodeGroup::gone_among(const std::vector<long>& ids) {
+  std::vector<long> gone;
+  for (std::size_t first = 0; first < ids.size(); first += kKeysPerCall) {
+    std::vector<std::string> keys;
+    for (std::size_t i = first; i < ids.size() && keys.size() < kKeysPerCall; ++i) {
+      keys.push_back(gone_key(ids[i]));
+    }
+    auto dead = control_.get_all(keys, milliseconds(0));
+    if (!dead) return dead.error();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if ((*dead)[i]) gone.push_back(ids[first + i]);
+    }
+  }
+  return gone;
+}
+
 Result<Agreement> NodeGroup::decide_members(int round) {
   const NodeRange range = *options_.elastic;
   std::set<long> not_awaited;
@@ -76,6 +97,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::vector<std::string> hosts = {options_.self.host};
   std::set<long> gone;
   std::int64_t seen = 0;
+  auto last_gone_look = start - kWaitingLook;
   for (;;) {
     auto count = control_.add(elastic_key(round, "count"), 0);
     if (!count) return count.error();
@@ -99,27 +121,29 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       }
     }
     // Who is still on the way from the last round, and who died while waiting.
-    std::vector<long> watched, awaited;
+    std::vector<long> awaited;
     std::set<long> came;
-    for (std::size_t i = 1; i < joined.size(); ++i) {
-      watched.push_back(joined[i].id);
-      came.insert(joined[i].id);
-    }
+    for (std::size_t i = 1; i < joined.size(); ++i) came.insert(joined[i].id);
     for (const auto& [id, rank] : seats_) {
       if (id != 0 && !came.contains(id) && !not_awaited.contains(id) && !gone.contains(id)) {
         awaited.push_back(id);
-        watched.push_back(id);
       }
     }
-    for (std::size_t first = 0; first < watched.size(); first += kKeysPerCall) {
-      std::vector<std::string> keys;
-      for (std::size_t i = first; i < watched.size() && keys.size() < kKeysPerCall; ++i) {
-        keys.push_back(gone_key(watched[i]));
-      }
-      auto dead = control_.get_all(keys, milliseconds(0));
-      if (!dead) return dead.error();
-      for (std::size_t i = 0; i < keys.size(); ++i) {
-        if ((*dead)[i]) gone.insert(watched[first + i]);
+    // The "gone" keys of thousands of launchers are read at most every look, or when the
+    // count alone would start the round (a dead one must not be seated), not at every arrival.
+    const auto looked = Clock::now();
+    const RoundCount by_count{static_cast<int>(joined.size()), static_cast<int>(awaited.size()),
+                              std::chrono::duration_cast<milliseconds>(looked - start),
+                              std::chrono::duration_cast<milliseconds>(looked - last_arrival)};
+    if (when_to_start(by_count, range, times) != RoundStart::wait ||
+        looked - last_gone_look >= kWaitingLook) {
+      last_gone_look = looked;
+      std::vector<long> watched = awaited;
+      watched.insert(watched.end(), came.begin(), came.end());
+      if (auto found = gone_among(watched); !found) {
+        return found.error();
+      } else {
+        gone.insert(found->begin(), found->end());
       }
     }
     for (std::size_t i = joined.size(); i-- > 1;) {
@@ -226,8 +250,10 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       return set.error();
     }
     std::optional<std::string> counted;
-    while (!counted) {
-      auto looked = control_.get(elastic_key(round, "counted"), kWaitingLook);
+    while (!counted || *counted == kEndedMark) {
+      // Node 0 writes the count when it seated the round, or the end mark when the job
+      // ended; the end key is also read after each long wait, for a slot taken after that.
+      auto looked = control_.get(elastic_key(round, "counted"), kSeatWait);
       if (!looked) {
         Error error = looked.error();
         error.expected += " (node 0's store went away while this node waited for round " +
@@ -235,7 +261,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
         return error;
       }
       counted = *looked;
-      if (counted) break;
+      if (counted && *counted != kEndedMark) break;
       auto ended = control_.get(kEndKey, milliseconds(0));
       if (ended && *ended) {
         (void)control_.set(end_read_key(launcher_id_), "1");
@@ -284,6 +310,8 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   auto next = control_.get(kNextRoundKey, milliseconds(0));
   if (!next || !*next) return;
   const int round = std::atoi((*next)->c_str());
+  // Wakes the launchers that wait for this round's seats.
+  (void)control_.set(elastic_key(round, "counted"), std::string(kEndedMark));
   auto count = control_.add(elastic_key(round, "count"), 0);
   if (!count || *count == 0) return;
   std::vector<std::string> slots;

@@ -1,8 +1,15 @@
 #include "store/store_host.hpp"
 
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace aml {
+namespace {
+
+constexpr int kStorePriority = -10;  // nice value: well ahead of nice-0 workers, below -20
+
+}  // namespace
 
 Result<std::unique_ptr<StoreHost>> StoreHost::start(int port, const std::string& token,
                                                     const std::string& role) {
@@ -22,7 +29,14 @@ StoreHost::StoreHost(std::unique_ptr<store::StoreServer> server) : server_(std::
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &previous);
-  thread_ = std::thread([this] { server_->run(); });
+  thread_ = std::thread([this] {
+    // Every node's rendezvous and liveness go through this thread: it must not wait behind
+    // this node's own busy workers (data loaders at full CPU). Allowed only to root (and
+    // CAP_SYS_NICE): elsewhere it keeps the launcher's priority. The workers, started by
+    // the main thread, keep theirs.
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kStorePriority);
+    server_->run();
+  });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
