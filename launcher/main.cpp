@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -15,6 +16,7 @@
 #include "net/route_interface.hpp"
 #include "node_group_setup.hpp"
 #include "options.hpp"
+#include "placement_setup.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/console.hpp"
@@ -49,6 +51,16 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.nccl_ifname_set = has(env, "NCCL_SOCKET_IFNAME");
   inputs.gloo_ifname_set = has(env, "GLOO_SOCKET_IFNAME");
   inputs.python_unbuffered_set = has(env, "PYTHONUNBUFFERED");
+  inputs.mkl_threads_set = has(env, "MKL_NUM_THREADS");
+  inputs.ucx_devices_set = has(env, "UCX_NET_DEVICES");
+  inputs.mpi_job = topology.source == "openmpi" || topology.source == "mpich" ||
+                   options.preflight == "mpi" ||
+                   std::any_of(env.begin(), env.end(),
+                               [](const auto& entry) { return entry.first.starts_with("UCX_"); });
+  auto placement = placement_for(options, topology, env);
+  if (!placement) return placement.error();
+  inputs.placement = std::move(*placement);
+  inputs.memory_policy = options.memory_policy;
   if (inputs.run_id.empty() && topology.run_id.empty()) {
     if (topology.launch == Launch::per_node && topology.nnodes == 1) {
       // This launcher is the whole job: an id that names this launch.
@@ -330,8 +342,8 @@ int run(int argc, char** argv) {
         restart_count == 0 && !group ? plan : build_plan(round_topology, round_inputs);
     for (const WorkerPlan& worker : round.workers) {
       launch.workers.push_back({worker.rank, worker.local_rank, command,
-                                environ_with(env, worker.env),
-                                !round_inputs.python_unbuffered_set});
+                                environ_with(env, worker.env), !round_inputs.python_unbuffered_set,
+                                worker_binding(worker.placement)});
     }
     return launch;
   };

@@ -30,6 +30,7 @@ struct RawFlags {
   std::string term_timeout, max_restarts, local_ranks_filter, framework = "pytorch";
   std::string rdzv_timeout, node_timeout, preflight_min_busbw, hang_timeout, hang_startup_timeout;
   std::string rdzv_endpoint, rdzv_backend, rdzv_last_call, admit_newcomers;
+  std::string bind, mem_policy = "preferred";
 };
 
 Result<std::set<int>> parse_rank_list(const std::string& text) {
@@ -142,6 +143,21 @@ std::optional<Error> finish(const RawFlags& raw, Options& options) {
                                 "seconds from 0 to 86400");
     if (!seconds) return seconds.error();
     options.term_timeout_seconds = *seconds;
+  }
+  // Unless given, a cluster's images may set it for every job.
+  const char* bind_variable = std::getenv("AML_LAUNCH_BIND");
+  const bool bind_from_env = raw.bind.empty() && bind_variable != nullptr && *bind_variable != 0;
+  const std::string bind = bind_from_env ? bind_variable : raw.bind.empty() ? "auto" : raw.bind;
+  if (auto mode = bind_mode_from(bind)) {
+    options.bind = *mode;
+  } else {
+    return invalid(bind_from_env ? "AML_LAUNCH_BIND" : "--bind", bind,
+                   "none, node, socket, exclusive, core-complex or auto");
+  }
+  if (auto policy = memory_policy_from(raw.mem_policy)) {
+    options.memory_policy = *policy;
+  } else {
+    return invalid("--mem-policy", raw.mem_policy, "preferred, bind or none");
   }
   if (options.preflight) {
     if (options.preflight->empty()) options.preflight = "gloo";
@@ -301,6 +317,18 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       ->expected(0, 1);
   app.add_option("--preflight-min-busbw", raw.preflight_min_busbw,
                  "Fail the preflight when the 64 MiB allreduce's bus bandwidth is below GBPS");
+  app.add_option("--bind", raw.bind,
+                 "Where each local rank runs: node (the CPUs of its GPU's NUMA node), socket, "
+                 "exclusive (a disjoint share of those CPUs, whole cores), core-complex (one L3 "
+                 "group there), none, or auto (the default: node where the launcher has the "
+                 "whole node, a GPU per rank and 2 or more NUMA nodes; none elsewhere, where "
+                 "binding could hurt). Its GPU: its CUDA_VISIBLE_DEVICES entry, else its local "
+                 "rank. Never outside the CPUs the launcher was given; a task the scheduler "
+                 "bound is left alone; AML_LAUNCH_BIND sets the default");
+  app.add_option("--mem-policy", raw.mem_policy,
+                 "With --bind, the workers' memory: preferred (the default: on their NUMA node "
+                 "first, elsewhere once it is full), bind (only there: an allocation that does "
+                 "not fit fails), none");
   app.add_flag("--dry-run", options.dry_run, "Print the launch plan and start nothing");
   app.add_option("--format", raw.format, "Output of --dry-run: text (default) or json");
   app.footer(kHelpFooter);

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "placement/placement.hpp"
 #include "topology/source.hpp"
 
 namespace aml {
@@ -39,6 +40,8 @@ struct Options {
   std::optional<std::string> preflight;  // --preflight[=backend]: gloo, mpi or nccl
   double preflight_min_busbw = 0;        // GB/s; 0: no floor
   Framework framework = Framework::pytorch;
+  BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)
+  MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy
   std::vector<std::string> command;
 };
 

@@ -23,13 +23,21 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
 
   plan.elastic = inputs.elastic;
   if (topology.launch == Launch::per_process) {
-    plan.workers.push_back({topology.rank, topology.local_rank, {}});
+    plan.workers.push_back({topology.rank, topology.local_rank, {}, std::nullopt});
   } else {
     for (int local = 0; local < topology.nproc_per_node; ++local) {
-      plan.workers.push_back({topology.node_rank * topology.nproc_per_node + local, local, {}});
+      plan.workers.push_back(
+          {topology.node_rank * topology.nproc_per_node + local, local, {}, std::nullopt});
     }
   }
+  plan.placement = inputs.placement;
+  plan.memory_policy = inputs.memory_policy;
   for (WorkerPlan& worker : plan.workers) {
+    if (inputs.placement) {
+      for (const RankPlacement& placed : inputs.placement->ranks) {
+        if (placed.local_rank == worker.local_rank) worker.placement = placed;
+      }
+    }
     worker.env = worker_env(plan, inputs, worker.rank, worker.local_rank);
   }
   if (!inputs.tf_ports.empty() && inputs.tf_workers.empty() && topology.nnodes > 1) {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "placement/placement.hpp"
+
 namespace aml {
 
 // Ordered name/value pairs: the variables a worker gets on top of the launcher's environment.
@@ -17,6 +19,7 @@ struct WorkerPlan {
   int rank = -1;  // -1: a TensorFlow ps / evaluator task, outside the training world
   int local_rank = 0;
   EnvList env;
+  std::optional<RankPlacement> placement;  // where it runs (--bind)
 };
 
 // An elastic job's rendezvous as this node meets it (DESIGN §5).
@@ -41,6 +44,8 @@ struct LaunchPlan {
   std::string socket_ifname_reason;
   std::vector<WorkerPlan> workers;
   std::optional<ElasticPlan> elastic;
+  std::optional<Placement> placement;
+  MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy as asked
 };
 
 // Facts gathered from the machine and the network before the plan is built, so that
@@ -57,6 +62,12 @@ struct PlanInputs {
   bool nccl_ifname_set = false;        // NCCL_SOCKET_IFNAME already in the environment
   bool gloo_ifname_set = false;        // GLOO_SOCKET_IFNAME already in the environment
   bool python_unbuffered_set = false;  // PYTHONUNBUFFERED already in the environment
+  bool mkl_threads_set = false;        // MKL_NUM_THREADS already in the environment
+  bool ucx_devices_set = false;        // UCX_NET_DEVICES already in the environment
+  bool mpi_job = false;  // started by mpirun, or --preflight mpi, or UCX_* set: UCX is in use
+  // --bind: where each local rank runs (nullopt: not computed, nothing bound).
+  std::optional<Placement> placement;
+  MemoryPolicy memory_policy = MemoryPolicy::preferred;
   // --framework tensorflow: one free port per local worker, for the TF_CONFIG of each.
   std::vector<int> tf_ports;
   // Multi-node, from the rendezvous: every worker of the job as host:port, by rank (the

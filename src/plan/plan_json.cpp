@@ -4,6 +4,29 @@
 #include "topology/topology_json.hpp"
 
 namespace aml {
+namespace {
+
+nlohmann::ordered_json or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(text);
+}
+
+nlohmann::ordered_json rank_placement_json(const RankPlacement& p) {
+  return {
+      {"gpu", or_null(p.gpu)},
+      {"gpu_reason", p.gpu_label},
+      {"numa_node", p.numa_node ? nlohmann::ordered_json(*p.numa_node) : nlohmann::ordered_json()},
+      {"cpus", or_null(cpu_list_text(p.cpus))},
+      {"memory_policy", to_string(p.memory)},
+      {"memory_nodes", or_null(cpu_list_text(p.memory_nodes))},
+      {"threads", p.threads > 0 ? nlohmann::ordered_json(p.threads) : nlohmann::ordered_json()},
+      {"nic", or_null(p.nic)},
+      {"nic_port", p.nic.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.nic_port)},
+      {"nic_reason", p.nic_reason},
+      {"reason", p.why},
+  };
+}
+
+}  // namespace
 
 std::string plan_json(const LaunchPlan& plan) {
   const Topology& t = plan.topology;
@@ -32,6 +55,15 @@ std::string plan_json(const LaunchPlan& plan) {
         {"node_timeout_seconds", e.node_timeout_seconds},
     };
   }
+  if (plan.placement) {
+    out["placement"] = {
+        {"bind", to_string(plan.placement->applied)},
+        {"requested", to_string(plan.placement->requested)},
+        {"reason", plan.placement->reason},
+        {"memory_policy", to_string(plan.memory_policy)},
+        {"rdma_nics", plan.placement->nics},
+    };
+  }
   out["notes"] = t.notes;
   out["command"] = plan.command;
   auto& workers = out["workers"] = nlohmann::ordered_json::array();
@@ -41,7 +73,10 @@ std::string plan_json(const LaunchPlan& plan) {
     // An elastic job's ranks are given at each round's rendezvous.
     nlohmann::ordered_json rank =
         t.elastic ? nlohmann::ordered_json() : nlohmann::ordered_json(worker.rank);
-    workers.push_back({{"rank", rank}, {"local_rank", worker.local_rank}, {"env", env}});
+    nlohmann::ordered_json entry = {{"rank", rank}, {"local_rank", worker.local_rank}};
+    if (worker.placement) entry["placement"] = rank_placement_json(*worker.placement);
+    entry["env"] = env;
+    workers.push_back(std::move(entry));
   }
   return out.dump(2) + "\n";
 }

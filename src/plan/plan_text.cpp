@@ -36,6 +36,22 @@ void elastic_lines(const LaunchPlan& plan, const Line& line) {
                                      "next round (--admit-newcomers next-round)"));
 }
 
+// "GPU 0000:17:00.0 (GPU 1 ...), NUMA node 0, CPUs 0-47, memory preferred on 0, ..."
+std::string rank_placement_text(const RankPlacement& p) {
+  std::string text = p.gpu.empty() ? p.gpu_label : "GPU " + p.gpu + " (" + p.gpu_label + ")";
+  if (p.cpus.empty()) {
+    text += "; CPUs as the launcher's";
+  } else {
+    text += fmt::format("; CPUs {} ({}); memory {}", cpu_list_text(p.cpus), p.why,
+                        p.memory == MemoryPolicy::none ? std::string("as the launcher's")
+                                                       : to_string(p.memory) + " on NUMA node " +
+                                                             cpu_list_text(p.memory_nodes));
+    text += fmt::format("; {} thread(s)", p.threads);
+  }
+  if (!p.nic.empty()) text += fmt::format("; NIC {} port {} ({})", p.nic, p.nic_port, p.nic_reason);
+  return text;
+}
+
 }  // namespace
 
 std::string plan_text(const LaunchPlan& plan) {
@@ -68,6 +84,14 @@ std::string plan_text(const LaunchPlan& plan) {
   std::string command;
   for (const std::string& arg : plan.command) command += (command.empty() ? "" : " ") + arg;
   line(fmt::format("command:         {}", command.empty() ? "(none)" : command));
+  if (plan.placement) {
+    line(fmt::format("placement:       {} ({}); memory policy {}",
+                     to_string(plan.placement->applied), plan.placement->reason,
+                     to_string(plan.memory_policy)));
+    std::string nics;
+    for (const std::string& nic : plan.placement->nics) nics += (nics.empty() ? "" : ", ") + nic;
+    if (!nics.empty()) line("rdma nics:       " + nics + " (NCCL chooses among these itself)");
+  }
   for (const std::string& note : t.notes) line("note:            " + note);
   for (const WorkerPlan& worker : plan.workers) {
     line(t.elastic ? fmt::format("worker local rank {} (its rank given at each round):",
@@ -75,6 +99,7 @@ std::string plan_text(const LaunchPlan& plan) {
          : worker.rank >= 0
              ? fmt::format("worker rank {} (local {}):", worker.rank, worker.local_rank)
              : fmt::format("worker (role {}, outside the training world):", t.role));
+    if (worker.placement) line("  placement: " + rank_placement_text(*worker.placement));
     for (const auto& [name, value] : worker.env) line(fmt::format("  {}={}", name, value));
   }
   return out;

@@ -56,10 +56,24 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
   set(kRestartCountVariable, number(inputs.restart_count));
   set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
   set("TORCHELASTIC_MAX_RESTARTS", number(inputs.max_restarts));
+  const RankPlacement* placed = nullptr;
+  if (inputs.placement) {
+    for (const RankPlacement& p : inputs.placement->ranks) {
+      if (p.local_rank == local_rank) placed = &p;
+    }
+  }
+  const int bound_threads = placed != nullptr ? placed->threads : 0;
   if (!inputs.omp_threads_set) {
     // Each local worker gets its share of the CPUs, so that N workers do not each start a
-    // thread per core and fight over them.
-    set("OMP_NUM_THREADS", number(std::max(1, inputs.cpu_count / std::max(1, t.nproc_per_node))));
+    // thread per core and fight over them; a bound one, the cores it was given.
+    set("OMP_NUM_THREADS",
+        number(bound_threads > 0 ? bound_threads
+                                 : std::max(1, inputs.cpu_count / std::max(1, t.nproc_per_node))));
+  }
+  if (bound_threads > 0 && !inputs.mkl_threads_set) set("MKL_NUM_THREADS", number(bound_threads));
+  if (placed != nullptr && !placed->nic.empty() && inputs.mpi_job && !inputs.ucx_devices_set) {
+    // UCX would spread over every NIC it finds; NCCL picks its own and is left alone.
+    set("UCX_NET_DEVICES", placed->nic + ":" + number(placed->nic_port));
   }
   if (!inputs.python_unbuffered_set) {
     // A Python worker writing into a pipe would buffer its prints in blocks, and lose the

@@ -102,10 +102,17 @@ bool Round::start(WorkerLaunch launch, std::size_t index) {
   if (progress_fd >= 0) {
     launch.environ.push_back(std::string(kProgressFdVariable) + "=" + std::to_string(progress_fd));
   }
-  auto pid = workers_.spawn(std::move(launch), *ends, progress_fd);
+  const int rank = launch.rank;
+  std::string binding_refused;
+  auto pid = workers_.spawn(std::move(launch), *ends, progress_fd, binding_refused);
   if (!pid) {
     verdict_.start_failed(pid.error(), Clock::now());
     return false;
+  }
+  if (!binding_refused.empty()) {
+    consoles_.err.write("aml-launch: warning: rank " + std::to_string(rank) +
+                        " runs without the placement --bind gave it: the kernel refused " +
+                        binding_refused + "\n");
   }
   relay_.attach(index);
   verdict_.worker_started();

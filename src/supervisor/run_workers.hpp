@@ -15,6 +15,7 @@
 #include "supervisor/hang_report.hpp"
 #include "supervisor/job_failure.hpp"
 #include "supervisor/job_stop.hpp"
+#include "supervisor/spawn.hpp"
 
 namespace aml {
 
@@ -28,6 +29,7 @@ struct WorkerLaunch {
   // The launcher added PYTHONUNBUFFERED=1 (for the relay); dropped again where the worker
   // writes to the terminal itself.
   bool python_unbuffered_added = false;
+  WorkerBinding binding;  // --bind: its CPUs and memory policy (empty: the launcher's)
 };
 
 struct OutputOptions {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,7 +64,37 @@ struct ChildPlan {
   int inherited_fd;
   pid_t parent;
   int error;  // set by the child when it cannot exec
+  // --bind, prepared by the parent (sizes in bytes / bits); the child only makes the calls.
+  cpu_set_t* cpus;
+  std::size_t cpus_size;
+  int memory_mode;
+  const unsigned long* memory_mask;
+  unsigned long memory_max_node;
+  int memory_first_node;
+  int affinity_error;  // set by the child when the kernel refused one
+  int memory_error;
 };
+
+constexpr int kPreferredMany = 5;  // MPOL_PREFERRED_MANY (Linux 5.15)
+constexpr int kPreferred = 1;      // MPOL_PREFERRED
+
+// In the child, between clone and exec: system calls only.
+void apply_binding(ChildPlan* plan) {
+  if (plan->cpus != nullptr && sched_setaffinity(0, plan->cpus_size, plan->cpus) != 0) {
+    plan->affinity_error = errno;
+  }
+  if (plan->memory_mode == 0) return;
+  if (syscall(SYS_set_mempolicy, plan->memory_mode, plan->memory_mask, plan->memory_max_node) == 0)
+    return;
+  if (plan->memory_mode == kPreferredMany && errno == EINVAL) {
+    // An older kernel: the first of the nodes.
+    unsigned long first[64] = {};
+    const int node = plan->memory_first_node;
+    first[node / 64] = 1UL << (node % 64);
+    if (syscall(SYS_set_mempolicy, kPreferred, first, 64UL * 64) == 0) return;
+  }
+  plan->memory_error = errno;
+}
 
 // The signals whose disposition the launcher changes (SIGPIPE ignored, the rest taken through
 // its signalfd): the worker gets the defaults back.
@@ -96,6 +127,7 @@ int child_main(void* arg) {
     plan->error = errno;
     _exit(127);
   }
+  apply_binding(plan);
   sigprocmask(SIG_SETMASK, plan->mask, nullptr);
   execve(plan->path, plan->argv, plan->envp);
   plan->error = errno;
@@ -106,7 +138,7 @@ constexpr std::size_t kChildStack = 64 * 1024;
 
 }  // namespace
 
-Result<pid_t> spawn_worker(const SpawnRequest& request) {
+Result<pid_t> spawn_worker(const SpawnRequest& request, std::string* binding_refused) {
   if (request.argv.empty()) return missing("command", "a command to run after --");
   auto program = find_program(request.argv[0]);
   if (!program) return program.error();
@@ -119,7 +151,46 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
                  {request.stdin_fd, request.stdout_fd, request.stderr_fd},
                  request.inherited_fd,
                  getpid(),
+                 0,
+                 nullptr,
+                 0,
+                 0,
+                 nullptr,
+                 0,
+                 0,
+                 0,
                  0};
+  // --bind: the affinity mask and the memory policy's node mask, made here.
+  cpu_set_t* cpus = nullptr;
+  std::vector<unsigned long> memory_mask;
+  if (const WorkerBinding* binding = request.binding) {
+    if (!binding->cpus.empty()) {
+      const int count = binding->cpus.back() + 1;
+      cpus = CPU_ALLOC(count);
+      plan.cpus_size = CPU_ALLOC_SIZE(count);
+      CPU_ZERO_S(plan.cpus_size, cpus);
+      for (int cpu : binding->cpus) CPU_SET_S(cpu, plan.cpus_size, cpus);
+      plan.cpus = cpus;
+    }
+    if (binding->memory_mode != 0 && !binding->memory_nodes.empty()) {
+      const int nodes = binding->memory_nodes.back() + 1;
+      memory_mask.assign(static_cast<std::size_t>((nodes + 63) / 64), 0);
+      for (int node : binding->memory_nodes) {
+        memory_mask[static_cast<std::size_t>(node / 64)] |= 1UL << (node % 64);
+      }
+      const bool several = binding->memory_nodes.size() > 1;
+      plan.memory_mode =
+          several && binding->memory_mode == kPreferred ? kPreferredMany : binding->memory_mode;
+      plan.memory_mask = memory_mask.data();
+      plan.memory_max_node = memory_mask.size() * 64 + 1;
+      plan.memory_first_node =
+          binding->memory_nodes.front() < 64 * 64 ? binding->memory_nodes.front() : 0;
+    }
+  }
+  struct CpuSetFree {
+    void operator()(cpu_set_t* set) const { CPU_FREE(set); }
+  };
+  std::unique_ptr<cpu_set_t, CpuSetFree> cpus_owner(cpus);
   // The launcher's descriptors are all close-on-exec; the dup2s give the worker its 0, 1, 2.
   // CLONE_VM | CLONE_VFORK, as posix_spawn does: no copy of the launcher's memory, and the
   // launcher goes on only once the child has exec'd or failed.
@@ -134,6 +205,15 @@ Result<pid_t> spawn_worker(const SpawnRequest& request) {
   if (pid < 0) {
     return invalid("command", request.argv[0],
                    std::string("a process to start (clone: ") + errno_text(clone_error) + ")");
+  }
+  if (binding_refused != nullptr && (plan.affinity_error != 0 || plan.memory_error != 0)) {
+    *binding_refused =
+        plan.affinity_error != 0
+            ? std::string("its CPU affinity (sched_setaffinity: ") +
+                  errno_text(plan.affinity_error) + ")"
+            : std::string("its memory policy (set_mempolicy: ") + errno_text(plan.memory_error) +
+                  (plan.memory_error == EPERM ? "; a container's seccomp profile refuses it" : "") +
+                  ")";
   }
   if (plan.error != 0) {
     int status;

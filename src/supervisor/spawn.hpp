@@ -11,6 +11,15 @@
 
 namespace aml {
 
+// Where a worker runs (--bind, placement/placement.hpp): set in the child before exec.
+struct WorkerBinding {
+  std::vector<int> cpus;  // its CPU affinity; empty: the launcher's
+  // Its memory policy: 0 none (the launcher's), else MPOL_PREFERRED (1) or MPOL_BIND (2) over
+  // these nodes; several preferred nodes use MPOL_PREFERRED_MANY where the kernel has it.
+  int memory_mode = 0;
+  std::vector<int> memory_nodes;
+};
+
 struct SpawnRequest {
   std::vector<std::string> argv;     // argv[0] is looked up in PATH like execvp
   std::vector<std::string> environ;  // "NAME=value" entries, the whole environment
@@ -19,6 +28,7 @@ struct SpawnRequest {
   int stdout_fd = -1;
   int stderr_fd = -1;
   int inherited_fd = -1;  // a close-on-exec descriptor the worker keeps (its progress page)
+  const WorkerBinding* binding = nullptr;
 };
 
 // Where execvp would find the program: PATH of the launcher's own environment, as a shell
@@ -26,6 +36,8 @@ struct SpawnRequest {
 Result<std::string> find_program(const std::string& name);
 
 // The pid of the started worker, leader of a new process group; an error names the command.
-Result<pid_t> spawn_worker(const SpawnRequest& request);
+// A binding the kernel refused (a container's seccomp profile refuses set_mempolicy) does
+// not stop the worker: `binding_refused` says what was refused.
+Result<pid_t> spawn_worker(const SpawnRequest& request, std::string* binding_refused = nullptr);
 
 }  // namespace aml

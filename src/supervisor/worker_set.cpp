@@ -7,10 +7,11 @@
 
 namespace aml {
 
-Result<pid_t> WorkerSet::spawn(WorkerLaunch launch, const OutputEnds& ends, int progress_fd) {
+Result<pid_t> WorkerSet::spawn(WorkerLaunch launch, const OutputEnds& ends, int progress_fd,
+                               std::string& binding_refused) {
   SpawnRequest request{launch.argv,      launch.environ,         original_mask_, ends.stdin_fd(),
-                       ends.stdout_fd(), ends.stderr_pipe.get(), progress_fd};
-  auto pid = spawn_worker(request);
+                       ends.stdout_fd(), ends.stderr_pipe.get(), progress_fd,    &launch.binding};
+  auto pid = spawn_worker(request, &binding_refused);
   if (!pid) return pid.error();
   workers_.push_back({std::move(launch), *pid, true, 0, {}});
   ++alive_;

@@ -32,8 +32,10 @@ class WorkerSet {
 
   explicit WorkerSet(const sigset_t& original_mask) : original_mask_(original_mask) {}
 
-  // Starts the next worker; `progress_fd` (-1: none) is a descriptor it keeps.
-  Result<pid_t> spawn(WorkerLaunch launch, const OutputEnds& ends, int progress_fd);
+  // Starts the next worker; `progress_fd` (-1: none) is a descriptor it keeps. What the
+  // kernel refused of its binding goes to `binding_refused`.
+  Result<pid_t> spawn(WorkerLaunch launch, const OutputEnds& ends, int progress_fd,
+                      std::string& binding_refused);
 
   void signal_all(int sig) const;
   // Every child that has ended, without waiting.

@@ -1,0 +1,30 @@
+// Each local rank's GPU (its entry of CUDA_VISIBLE_DEVICES, by index or UUID, else the GPU of
+// its local rank's number) and the RDMA NIC nearest that GPU in the PCI tree.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "placement/machine_layout.hpp"
+
+namespace aml {
+
+struct RankDevices {
+  int gpu = -1;       // index into MachineLayout::gpus; -1: none
+  std::string label;  // how it was found, or why there is none
+  int nic = -1;       // index into MachineLayout::nics; -1: none
+  std::string nic_reason;
+};
+
+// For local ranks 0 .. local_world_size - 1.
+std::vector<RankDevices> rank_devices(const MachineLayout& machine,
+                                      const std::optional<std::string>& cuda_visible_devices,
+                                      int local_world_size);
+
+// For each GPU of the machine, the NIC nearest it (-1 without NICs) and why: the deepest
+// shared place in the PCI tree, then the same NUMA node, then NUMA distance; GPUs that find
+// the same nearest NICs take them in turn, in PCI order.
+std::vector<std::pair<int, std::string>> nearest_nics(const MachineLayout& machine);
+
+}  // namespace aml
