@@ -317,14 +317,15 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       ->expected(0, 1);
   app.add_option("--preflight-min-busbw", raw.preflight_min_busbw,
                  "Fail the preflight when the 64 MiB allreduce's bus bandwidth is below GBPS");
-  app.add_option("--bind", raw.bind,
+  app.add_option("--bind,--numa-binding", raw.bind,
                  "Where each local rank runs: node (the CPUs of its GPU's NUMA node), socket, "
                  "exclusive (a disjoint share of those CPUs, whole cores), core-complex (one L3 "
                  "group there), none, or auto (the default: node where the launcher has the "
                  "whole node, a GPU per rank and 2 or more NUMA nodes; none elsewhere, where "
                  "binding could hurt). Its GPU: its CUDA_VISIBLE_DEVICES entry, else its local "
                  "rank. Never outside the CPUs the launcher was given; a task the scheduler "
-                 "bound is left alone; AML_LAUNCH_BIND sets the default");
+                 "bound is left alone; AML_LAUNCH_BIND sets the default; --numa-binding is "
+                 "torchrun's spelling");
   app.add_option("--mem-policy", raw.mem_policy,
                  "With --bind, the workers' memory: preferred (the default: on their NUMA node "
                  "first, elsewhere once it is full), bind (only there: an allocation that does "

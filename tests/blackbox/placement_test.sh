@@ -121,6 +121,9 @@ check "a user's UCX_NET_DEVICES is kept" bash -c "! grep -q '^  UCX_NET_DEVICES'
 AML_LAUNCH_MACHINE_ROOT="$M/single-socket" AML_LAUNCH_BIND=exclusive "$AML" --nproc-per-node 2 --dry-run -- true >"$W/env-bind"
 check "AML_LAUNCH_BIND=exclusive is the default where --bind is not given" \
   grep -q "CPUs 0-7,16-23 (8 of the 16 cores" "$W/env-bind"
+AML_LAUNCH_MACHINE_ROOT="$M/single-socket" "$AML" --nproc-per-node 2 --numa-binding exclusive --dry-run -- true >"$W/numa-binding"
+check "torchrun's --numa-binding exclusive is --bind exclusive" \
+  grep -q "placement:       exclusive (--bind exclusive)" "$W/numa-binding"
 expect_status "--bind bogus: exit 2" 2 "$AML" --bind bogus --dry-run -- true
 check "--bind bogus names the flag and the modes" bash -c \
   "'$AML' --bind bogus --dry-run -- true 2>&1 | grep -q 'error: --bind=bogus: expected none, node, socket, exclusive, core-complex or auto'"
