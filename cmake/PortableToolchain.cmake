@@ -1,14 +1,31 @@
 # The release toolchain: Zig's clang and libc++ against glibc 2.17's symbols, so that the
-# binaries start in any x86_64 Linux with glibc 2.17 or newer (CentOS 7, Ubuntu 20.04, ...).
+# binaries start in any x86_64 or aarch64 Linux with glibc 2.17 or newer (CentOS 7, Ubuntu
+# 20.04, the Grace nodes' distributions, ...).
 # libc++, libc++abi and libunwind are linked in statically; glibc stays dynamic (see DESIGN:
 # its IFUNC'd memchr/memcpy carry the output relay, and its NSS resolves host names).
 #
 #   cmake -S . -B build-portable --toolchain cmake/PortableToolchain.cmake
+#   cmake -S . -B build-aarch64 --toolchain cmake/PortableToolchain.cmake -DAML_PORTABLE_ARCH=aarch64
 #
+# AML_PORTABLE_ARCH (x86_64 or aarch64; this machine's by default) picks the target: Zig
+# cross-compiles from either to either, with its own glibc 2.17 stubs for each.
 # Zig comes from PyPI (`pip install ziglang`); AML_ZIG names another zig binary.
 # The host libraries' CMake packages (header-only ones) are found in the usual place.
-set(CMAKE_LIBRARY_ARCHITECTURE x86_64-linux-gnu)
-set(AML_PORTABLE_TARGET "x86_64-linux-gnu.2.17" CACHE STRING "Zig target of the portable build")
+if(NOT AML_PORTABLE_ARCH)
+  set(AML_PORTABLE_ARCH "${CMAKE_HOST_SYSTEM_PROCESSOR}")
+endif()
+if(NOT AML_PORTABLE_ARCH MATCHES "^(x86_64|aarch64)$")
+  message(FATAL_ERROR "AML_PORTABLE_ARCH=${AML_PORTABLE_ARCH}: expected x86_64 or aarch64")
+endif()
+set(AML_PORTABLE_ARCH "${AML_PORTABLE_ARCH}" CACHE STRING "x86_64 or aarch64: the portable build's target")
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR ${AML_PORTABLE_ARCH})
+set(CMAKE_LIBRARY_ARCHITECTURE ${AML_PORTABLE_ARCH}-linux-gnu)
+set(AML_PORTABLE_TARGET "${AML_PORTABLE_ARCH}-linux-gnu.2.17" CACHE STRING "Zig target of the portable build")
+if(NOT AML_PORTABLE_ARCH STREQUAL CMAKE_HOST_SYSTEM_PROCESSOR)
+  # Cross: the header-only libraries' CMake files are the host's (fmt's under its arch folder).
+  list(APPEND CMAKE_PREFIX_PATH /usr/lib/${CMAKE_HOST_SYSTEM_PROCESSOR}-linux-gnu/cmake)
+endif()
 
 if(NOT AML_ZIG)
   if(DEFINED ENV{AML_ZIG})

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The builds a user types, each as `cmake -S . -B DIR -DCMAKE_BUILD_TYPE=T && cmake --build DIR`
-# (the default generator, no project options): Debug, Release, RelWithDebInfo and MinSizeRel,
-# with gcc and with clang. scripts/test.sh builds gcc RelWithDebInfo (warnings as errors) and
-# clang Debug (sanitizers) already; the other six are built here, every target, into
+# (the default generator): Debug, Release, RelWithDebInfo and MinSizeRel, with gcc and with
+# clang. scripts/test.sh builds gcc RelWithDebInfo (warnings as errors) and clang Debug
+# (sanitizers) already, tests and benchmarks included; the other six are built here as far as
+# their check needs: what a user installs and links (the launcher, aml-preflight, the
+# libraries, the examples), without the tests and benchmarks (-DAML_BUILD_TESTS=OFF
+# -DAML_BUILD_BENCHMARKS=OFF: two thirds of the compile, already built twice), into
 # build-types/ (removed afterwards). A user's build must not treat warnings as errors: checked
 # in each configuration's compile commands.
 # usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: the six)
@@ -22,7 +25,8 @@ for config in "${configs[@]}"; do
   esac
   dir="$root/$config"
   start=$(date +%s)
-  CC=$cc CXX=$cxx cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" >"$dir.log" 2>&1 ||
+  CC=$cc CXX=$cxx cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DAML_BUILD_TESTS=OFF \
+    -DAML_BUILD_BENCHMARKS=OFF >"$dir.log" 2>&1 ||
     { tail -30 "$dir.log"; echo "build-types: $config: configure failed"; exit 1; }
   if grep -q -- "-Werror" "$dir/compile_commands.json"; then
     echo "build-types: $config: a user's build treats warnings as errors"; exit 1

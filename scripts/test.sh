@@ -5,19 +5,42 @@
 #     be loaded there), the style check, the packaging tests (their consumer is built by gcc),
 #     the release tests and the container test (they test the release artifacts) and the
 #     client frameworks (they test the launcher's environment, not its memory safety)
-#  2. the libFuzzer targets, 60 s each: environment parsers, store frames, console tagging
+#  2. the libFuzzer targets, 60 s each: environment parsers, store frames, console tagging;
+#     side by side with 3 (they are timed, not counted: they take the minutes the builds leave)
 #  3. the builds a user types (Debug, Release, RelWithDebInfo, MinSizeRel with gcc and clang;
 #     scripts/build-types.sh): warnings are errors only in this script's own builds
 #  4. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
-#     every other test (the release artifacts of scripts/release.sh and their tests, the client
-#     frameworks among them), ending with ctest's own summary
+#     every other test (the release artifacts of scripts/release.sh for x86_64 and aarch64 and
+#     their tests, the client frameworks among them), ending with ctest's own summary
+# Each stage's time is printed at the end (and at a failure, up to it).
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
 export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
 
-echo "== sanitizer build (clang, ASan + UBSan)"
+stages=()
+stage_start=$(date +%s)
+stage_name=""
+stage() {  # stage NAME: ends the stage before (its time kept), starts NAME
+  local now
+  now=$(date +%s)
+  [ -z "$stage_name" ] || stages+=("$(printf '%5d s  %s' $((now - stage_start)) "$stage_name")")
+  stage_name=$1 stage_start=$now
+  [ -z "$1" ] || echo "== $1"
+}
+ctest_log=$(mktemp)
+print_stage_times() {
+  stage ""
+  echo "== stage times"
+  printf '%s\n' "${stages[@]}"
+  # The closing line stays ctest's own summary.
+  grep -E "tests passed|tests failed" "$ctest_log" | tail -1
+  rm -f "$ctest_log"
+}
+trap print_stage_times EXIT
+
+stage "sanitizer build (clang, ASan + UBSan)"
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
@@ -42,17 +65,26 @@ fuzz() {  # fuzz TARGET SEED_DIR: 60 s, starting from the seeds kept in the repo
   rm -rf "$corpus" "$corpus.log"
   return "$status"
 }
-fuzz fuzz_env_parsers tests/fuzz/corpus
-fuzz fuzz_store_frames tests/fuzz/store_corpus
-fuzz fuzz_tag_lines tests/fuzz/tag_corpus
-
-echo "== the builds a user types"
+stage "fuzzing (60 s each, one after the other) beside the builds a user types"
+fuzz_log=$(mktemp)
+(
+  fuzz fuzz_env_parsers tests/fuzz/corpus && fuzz fuzz_store_frames tests/fuzz/store_corpus &&
+    fuzz fuzz_tag_lines tests/fuzz/tag_corpus
+) >"$fuzz_log" 2>&1 &
+fuzzing=$!
 scripts/build-types.sh
+fuzz_status=0
+wait "$fuzzing" || fuzz_status=$?
+sed 's/^/fuzz: /' "$fuzz_log"
+rm -f "$fuzz_log"
+[ "$fuzz_status" = 0 ] || { echo "fuzzing failed (status $fuzz_status)"; exit 1; }
 
-echo "== main build (gcc) and every test"
+stage "main build (gcc)"
 scripts/build.sh
 cd build
-echo "== GPU-only tests"
+stage "GPU-only tests"
 ctest -L gpu --output-on-failure
-echo "== every other test"
-ctest -j"$jobs" --output-on-failure -LE gpu
+stage "every other test"
+status=0
+(set -o pipefail; ctest -j"$jobs" --output-on-failure -LE gpu 2>&1 | tee "$ctest_log") || status=$?
+exit "$status"

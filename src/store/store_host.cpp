@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace aml {
@@ -34,7 +35,8 @@ StoreHost::StoreHost(std::unique_ptr<store::StoreServer> server) : server_(std::
     // this node's own busy workers (data loaders at full CPU). Allowed only to root (and
     // CAP_SYS_NICE): elsewhere it keeps the launcher's priority. The workers, started by
     // the main thread, keep theirs.
-    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kStorePriority);
+    // (The thread's id by system call: glibc has gettid() only since 2.30, releases need 2.17.)
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kStorePriority);
     server_->run();
   });
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);

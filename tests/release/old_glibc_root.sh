@@ -1,36 +1,13 @@
 #!/usr/bin/env bash
 # Makes a root folder with an old glibc: Debian 11's libc6 (glibc 2.31, as Ubuntu 20.04 and the
-# Azure ML base images have) from the Debian archive, and busybox for the workers' shell.
-# apt-get runs with a source list, lists and cache of its own: the machine's apt setup is
-# neither read for packages nor changed. The .deb is kept in ~/.cache/aml-launch-tests.
+# Azure ML base images have) from the Debian archive (tests/release/debian_debs.sh: apt-get with
+# sources of its own), and busybox for the workers' shell.
 # usage: old_glibc_root.sh ROOT
 set -eu
 ROOT=$1
 SUITE=${AML_OLD_GLIBC_SUITE:-bullseye}
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/aml-launch-tests/$SUITE
-mkdir -p "$cache" "$ROOT"
-
-# The Debian mirror this machine already uses, from its own apt sources (deb822 or one-line).
-mirror=$(sed -n 's/^URIs:[[:space:]]*\([^ ]*\/debian\)\/*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
-[ -n "$mirror" ] || mirror=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^ ]*\/debian\)\/*[[:space:]].*/\2/p' \
-  /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -1)
-[ -n "$mirror" ] || { echo "old_glibc_root: no Debian mirror in this machine's apt sources" >&2; exit 1; }
-
-deb=$(ls "$cache"/libc6_*_amd64.deb 2>/dev/null | head -1 || true)
-if [ -z "$deb" ]; then
-  apt_dir=$(mktemp -d)
-  trap 'rm -rf "$apt_dir"' EXIT
-  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-  : >"$apt_dir/status"  # no installed packages: the candidate is the suite's, not the machine's
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $SUITE main" >"$apt_dir/sources.list"
-  apt_opts=(-o Dir::Etc::sourcelist="$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
-            -o Dir::State::Lists="$apt_dir/lists" -o Dir::State::status="$apt_dir/status" -o Dir::Cache="$apt_dir"
-            -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= -o APT::Get::List-Cleanup=0)
-  apt-get -qq "${apt_opts[@]}" update >"$apt_dir/update.log" 2>&1 || { cat "$apt_dir/update.log" >&2; exit 1; }
-  (cd "$cache" && apt-get -qq "${apt_opts[@]}" download libc6 >/dev/null 2>"$apt_dir/download.log") ||
-    { cat "$apt_dir/download.log" >&2; exit 1; }
-  deb=$(ls "$cache"/libc6_*_amd64.deb | head -1)
-fi
+mkdir -p "$ROOT"
+deb=$("$(dirname "$0")/debian_debs.sh" "$SUITE" amd64 libc6)
 
 dpkg-deb -x "$deb" "$ROOT"
 # Debian 11 keeps its libraries in /lib, reached also through /usr/lib (not merged yet).

@@ -18,6 +18,13 @@ show=$(python3 -m auditwheel show "$WHEEL" 2>&1)
 check "auditwheel show agrees: consistent with manylinux_2_17_x86_64" \
   grep -q 'consistent with the following platform tag: "manylinux_2_17_x86_64"' <<<"$(tr '\n' ' ' <<<"$show" | tr -s ' ')"
 
+# Its rank library shows the C ABI only (no libc++ beside PyTorch's and TensorFlow's).
+mkdir -p "$WORK/lib"
+unzip -q -o -j "$WHEEL" 'aml_launch/libaml_rank.so' -d "$WORK/lib"
+out=$(bash "$HERE/../packaging/exports_test.sh" "$WORK/lib/libaml_rank.so" c 2>&1)
+check "the wheel's libaml_rank.so exports the C ABI only ($(tail -1 <<<"$out"))" grep -q " 0 failed$" <<<"$out" ||
+  echo "$out"
+
 # The sdist beside it (the wheel was built from it): the version's source, the executable's commit.
 sdist=$(ls "$(dirname "$WHEEL")"/aml_launch-*.tar.gz 2>/dev/null)
 version=$(basename "$WHEEL" | cut -d- -f2)
