@@ -40,7 +40,7 @@ void elastic_lines(const LaunchPlan& plan, const Line& line) {
 std::string rank_placement_text(const RankPlacement& p) {
   std::string text = p.gpu.empty() ? p.gpu_label : "GPU " + p.gpu + " (" + p.gpu_label + ")";
   if (p.cpus.empty()) {
-    text += "; CPUs as the launcher's";
+    text += text.empty() ? "CPUs as the launcher's" : "; CPUs as the launcher's";
   } else {
     text += fmt::format("; CPUs {} ({}); memory {}", cpu_list_text(p.cpus), p.why,
                         p.memory == MemoryPolicy::none ? std::string("as the launcher's")
