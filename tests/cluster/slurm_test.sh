@@ -10,7 +10,9 @@
 # - scancel of an sbatch job with srun per task: each launcher says it was stopped (in a stderr
 #   file of the task's own: Slurm drops a task's output once it has signalled the step);
 # - scancel with workers whose children ignore TERM and call setsid: after Slurm's SIGKILL of
-#   the tasks' process groups nothing of the job is left within 1 s.
+#   the tasks' process groups nothing of the job is left within 1 s;
+# - tasks Slurm bound (task/affinity, srun --cpu-bind=map_cpu:1,0) keep Slurm's CPUs whatever
+#   --bind asks: the placement leaves a scheduler's binding alone.
 # usage: slurm_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -54,7 +56,7 @@ SlurmdLogFile=$D/slurmd.log
 NodeName=$host CPUs=2 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
-  slurm_common_conf "$D"
+  slurm_common_conf "$D" task/affinity
 } >"$D/slurm.conf"
 export SLURM_CONF="$D/slurm.conf"
 slurmctld -i && slurmd
@@ -65,6 +67,21 @@ for _ in $(seq 100); do
 done
 check "a private Slurm (proctrack/pgid) is up on $host" [ $up = 1 ] ||
   { tail -20 "$D"/slurm*.log; finish; exit; }
+
+# --- Tasks Slurm bound: task 0 on CPU 1, task 1 on CPU 0 (the reverse of what --bind exclusive
+# would give their local ranks); each worker keeps its task's CPU.
+if [ "$(nproc --all)" -ge 2 ]; then
+  srun -n 2 --cpu-bind=map_cpu:1,0 -J aml-bound env MARK="aml-slurm-$$" "$BIN" --no-group \
+    --bind exclusive --tag none -- sh -c 'echo "$RANK $(grep Cpus_allowed_list /proc/self/status | cut -f2)"' \
+    >"$W/bound.out" 2>"$W/bound.err"
+  check "srun --cpu-bind=map_cpu:1,0, --bind exclusive: rank 0 stays on CPU 1, rank 1 on CPU 0" \
+    bash -c "[ \"\$(sort '$W/bound.out' | tr '\n' ' ')\" = '0 1 1 0 ' ]" || cat "$W/bound.out" "$W/bound.err"
+  srun -n 2 --cpu-bind=map_cpu:1,0 -J aml-bound env MARK="aml-slurm-$$" "$BIN" --no-group \
+    --bind exclusive --dry-run -- true >"$W/bound.dry" 2>&1
+  check "--dry-run in a bound task says the scheduler bound it" \
+    grep -q "placement:       none (the scheduler already bound this task (CPUs 1 of 0-1; SLURM_CPU_BIND_TYPE=map_cpu:)" "$W/bound.dry" ||
+    cat "$W/bound.dry"
+fi
 
 # job NAME WORKER: srun -n 2 of aml-launch in the background, as job NAME; $job its srun.
 job() {
