@@ -59,9 +59,9 @@ WorkerBinding worker_binding(const std::optional<RankPlacement>& placement) {
   WorkerBinding binding;
   if (!placement || placement->cpus.empty()) return binding;
   binding.cpus = placement->cpus;
-  constexpr int kPreferred = 1, kBind = 2;  // MPOL_PREFERRED, MPOL_BIND
   if (placement->memory != MemoryPolicy::none && !placement->memory_nodes.empty()) {
-    binding.memory_mode = placement->memory == MemoryPolicy::bind ? kBind : kPreferred;
+    binding.memory = placement->memory == MemoryPolicy::bind ? WorkerBinding::Memory::bind
+                                                             : WorkerBinding::Memory::preferred;
     binding.memory_nodes = placement->memory_nodes;
   }
   return binding;

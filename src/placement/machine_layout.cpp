@@ -12,11 +12,19 @@
 
 namespace aml {
 
-const CpuInfo* MachineLayout::cpu(int id) const {
+namespace {
+
+// The CPU `id` in a list sorted by id; nullptr when it is not there.
+template <typename Cpus>
+auto find_cpu(Cpus& cpus, int id) -> decltype(&cpus.front()) {
   auto it = std::lower_bound(cpus.begin(), cpus.end(), id,
                              [](const CpuInfo& c, int value) { return c.id < value; });
   return it != cpus.end() && it->id == id ? &*it : nullptr;
 }
+
+}  // namespace
+
+const CpuInfo* MachineLayout::cpu(int id) const { return find_cpu(cpus, id); }
 
 const NumaNode* MachineLayout::node(int id) const {
   for (const NumaNode& n : nodes) {
@@ -102,11 +110,6 @@ Result<std::vector<CpuInfo>> read_cpus(const SysReader& sys) {
   }
   std::vector<CpuInfo> cpus;
   for (int id : *online) cpus.push_back({id, 0, id, -1});
-  auto index_of = [&cpus](int id) -> CpuInfo* {
-    auto it = std::lower_bound(cpus.begin(), cpus.end(), id,
-                               [](const CpuInfo& c, int value) { return c.id < value; });
-    return it != cpus.end() && it->id == id ? &*it : nullptr;
-  };
   std::set<int> core_known, socket_known, l3_known;
   // Without hyper-threads (most GPU VMs) every CPU is a core of its own: no list per CPU.
   const bool smt = sys.text(base + "/smt/active").value_or("1") != "0";
@@ -118,14 +121,14 @@ Result<std::vector<CpuInfo>> read_cpus(const SysReader& sys) {
       if (!package) package = sys.list(dir + "/topology/core_siblings_list");
       const int socket = sys.number(dir + "/topology/physical_package_id", 0);
       for (int id : package.value_or(CpuList{first.id})) {
-        if (CpuInfo* c = index_of(id)) c->socket = socket;
+        if (CpuInfo* c = find_cpu(cpus, id)) c->socket = socket;
         socket_known.insert(id);
       }
     }
     if (!core_known.contains(first.id) && smt) {
       auto siblings = sys.list(dir + "/topology/thread_siblings_list");
       for (int id : siblings.value_or(CpuList{first.id})) {
-        if (CpuInfo* c = index_of(id)) c->core = first.id;
+        if (CpuInfo* c = find_cpu(cpus, id)) c->core = first.id;
         core_known.insert(id);
       }
     }
@@ -142,7 +145,7 @@ Result<std::vector<CpuInfo>> read_cpus(const SysReader& sys) {
       if (l3_index == "none") continue;
       auto shared = sys.list(dir + "/cache/" + l3_index + "/shared_cpu_list");
       for (int id : shared.value_or(CpuList{})) {
-        if (CpuInfo* c = index_of(id)) c->l3 = first.id;
+        if (CpuInfo* c = find_cpu(cpus, id)) c->l3 = first.id;
         l3_known.insert(id);
       }
     }

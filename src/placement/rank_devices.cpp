@@ -20,22 +20,21 @@ std::vector<std::string> components(const std::string& path) {
   return parts;
 }
 
-// How many places of the PCI tree two devices share below /sys/devices: 1 is the same host
-// bridge (pci0000:00), each more a bridge or switch port above both.
-int shared_depth(const std::string& a, const std::string& b) {
+// What two devices share of the PCI tree below /sys/devices: how many places (1 is the same
+// host bridge, pci0000:00; each more a bridge or switch port above both; the devices' own
+// directories are never shared) and the deepest of them.
+struct SharedPlace {
+  int depth = 0;
+  std::string place;
+};
+
+SharedPlace shared_place(const std::string& a, const std::string& b) {
   const auto pa = components(a), pb = components(b);
   std::size_t same = 0;
   while (same < pa.size() && same < pb.size() && pa[same] == pb[same]) ++same;
   constexpr std::size_t kBelowDevices = 2;  // "sys", "devices"
-  // The devices' own directories are never shared; what is left are the places above both.
-  return same > kBelowDevices ? static_cast<int>(same - kBelowDevices) : 0;
-}
-
-std::string shared_place(const std::string& a, const std::string& b) {
-  const auto pa = components(a), pb = components(b);
-  std::size_t same = 0;
-  while (same < pa.size() && same < pb.size() && pa[same] == pb[same]) ++same;
-  return same > 0 ? pa[same - 1] : "";
+  if (same <= kBelowDevices) return {};
+  return {static_cast<int>(same - kBelowDevices), pa[same - 1]};
 }
 
 int node_distance(const MachineLayout& machine, std::optional<int> from, std::optional<int> to) {
@@ -66,7 +65,7 @@ std::vector<std::pair<int, std::string>> nearest_nics(const MachineLayout& machi
     for (std::size_t n = 0; n < machine.nics.size(); ++n) {
       const Nic& nic = machine.nics[n];
       if (infiniband && nic.link_layer != "InfiniBand") continue;
-      const std::tuple<int, int> score{shared_depth(gpu.path, nic.path),
+      const std::tuple<int, int> score{shared_place(gpu.path, nic.path).depth,
                                        -node_distance(machine, gpu_node, machine.cpu_node_of(nic))};
       if (score > best) {
         best = score;
@@ -79,9 +78,10 @@ std::vector<std::pair<int, std::string>> nearest_nics(const MachineLayout& machi
     const Nic& chosen = machine.nics[static_cast<std::size_t>(nic)];
     std::string why;
     if (std::get<0>(best) > 1) {
-      why = "shares a PCI switch with its GPU (below " + shared_place(gpu.path, chosen.path) + ")";
+      why = "shares a PCI switch with its GPU (below " + shared_place(gpu.path, chosen.path).place +
+            ")";
     } else if (std::get<0>(best) == 1) {
-      why = "under its GPU's PCI host bridge (" + shared_place(gpu.path, chosen.path) + ")";
+      why = "under its GPU's PCI host bridge (" + shared_place(gpu.path, chosen.path).place + ")";
     } else if (std::get<1>(best) == 0 && gpu_node) {
       why = "on its GPU's NUMA node " + std::to_string(*gpu_node) + " (no shared PCI switch)";
     } else {

@@ -38,7 +38,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
         if (placed.local_rank == worker.local_rank) worker.placement = placed;
       }
     }
-    worker.env = worker_env(plan, inputs, worker.rank, worker.local_rank);
+    worker.env = worker_env(plan, inputs, worker);
   }
   if (!inputs.tf_ports.empty() && inputs.tf_workers.empty() && topology.nnodes > 1) {
     // As with MASTER_PORT: the other nodes' addresses and ports are known only once all met.

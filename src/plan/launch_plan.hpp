@@ -91,7 +91,7 @@ struct PlanInputs {
 LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs);
 
 // The variables of DESIGN §3 for one worker.
-EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, int local_rank);
+EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const WorkerPlan& worker);
 
 std::string plan_json(const LaunchPlan& plan);
 std::string plan_text(const LaunchPlan& plan);

@@ -26,7 +26,8 @@ std::string tf_config_for(const LaunchPlan& plan, const PlanInputs& inputs, int 
 
 }  // namespace
 
-EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, int local_rank) {
+EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const WorkerPlan& worker) {
+  const int rank = worker.rank, local_rank = worker.local_rank;
   const Topology& t = plan.topology;
   EnvList env;
   auto set = [&env](std::string_view name, std::string value) {
@@ -56,12 +57,7 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, int rank, i
   set(kRestartCountVariable, number(inputs.restart_count));
   set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
   set("TORCHELASTIC_MAX_RESTARTS", number(inputs.max_restarts));
-  const RankPlacement* placed = nullptr;
-  if (inputs.placement) {
-    for (const RankPlacement& p : inputs.placement->ranks) {
-      if (p.local_rank == local_rank) placed = &p;
-    }
-  }
+  const RankPlacement* placed = worker.placement ? &*worker.placement : nullptr;
   const int bound_threads = placed != nullptr ? placed->threads : 0;
   if (!inputs.omp_threads_set) {
     // Each local worker gets its share of the CPUs, so that N workers do not each start a

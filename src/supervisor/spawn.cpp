@@ -77,6 +77,7 @@ struct ChildPlan {
 
 constexpr int kPreferredMany = 5;  // MPOL_PREFERRED_MANY (Linux 5.15)
 constexpr int kPreferred = 1;      // MPOL_PREFERRED
+constexpr int kBind = 2;           // MPOL_BIND
 
 // In the child, between clone and exec: system calls only.
 void apply_binding(ChildPlan* plan) {
@@ -172,15 +173,16 @@ Result<pid_t> spawn_worker(const SpawnRequest& request, std::string* binding_ref
       for (int cpu : binding->cpus) CPU_SET_S(cpu, plan.cpus_size, cpus);
       plan.cpus = cpus;
     }
-    if (binding->memory_mode != 0 && !binding->memory_nodes.empty()) {
+    if (binding->memory != WorkerBinding::Memory::unchanged && !binding->memory_nodes.empty()) {
       const int nodes = binding->memory_nodes.back() + 1;
       memory_mask.assign(static_cast<std::size_t>((nodes + 63) / 64), 0);
       for (int node : binding->memory_nodes) {
         memory_mask[static_cast<std::size_t>(node / 64)] |= 1UL << (node % 64);
       }
       const bool several = binding->memory_nodes.size() > 1;
-      plan.memory_mode =
-          several && binding->memory_mode == kPreferred ? kPreferredMany : binding->memory_mode;
+      plan.memory_mode = binding->memory == WorkerBinding::Memory::bind ? kBind
+                         : several                                      ? kPreferredMany
+                                                                        : kPreferred;
       plan.memory_mask = memory_mask.data();
       plan.memory_max_node = memory_mask.size() * 64 + 1;
       plan.memory_first_node =

@@ -14,9 +14,10 @@ namespace aml {
 // Where a worker runs (--bind, placement/placement.hpp): set in the child before exec.
 struct WorkerBinding {
   std::vector<int> cpus;  // its CPU affinity; empty: the launcher's
-  // Its memory policy: 0 none (the launcher's), else MPOL_PREFERRED (1) or MPOL_BIND (2) over
-  // these nodes; several preferred nodes use MPOL_PREFERRED_MANY where the kernel has it.
-  int memory_mode = 0;
+  // Its memory policy over these nodes: unchanged (the launcher's), preferred (MPOL_PREFERRED,
+  // or MPOL_PREFERRED_MANY for several nodes where the kernel has it) or bind (MPOL_BIND).
+  enum class Memory { unchanged, preferred, bind };
+  Memory memory = Memory::unchanged;
   std::vector<int> memory_nodes;
 };
 
