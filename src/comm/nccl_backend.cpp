@@ -1,20 +1,18 @@
 // NCCL: rank 0's unique id travels through the store; the init is non-blocking and polled
-// against the timeout, and aborted on error or timeout: never a hang.
-#include <cuda_runtime.h>
-#include <nccl.h>
-
+// against the timeout, and aborted on error or timeout: never a hang. NCCL and the GPU driver
+// are opened at run time (comm/nccl_api.hpp).
 #include <cstdlib>
 #include <optional>
 #include <thread>
 #include <utility>
 #if AML_COMM_WITH_MPI
-#include <mpi.h>
-
+#include "comm/mpi_api.hpp"
 #include "comm/mpi_world.hpp"
 #endif
 
 #include "comm/backends.hpp"
 #include "comm/job_store.hpp"
+#include "comm/nccl_api.hpp"
 
 namespace aml::comm {
 namespace {
@@ -37,23 +35,24 @@ ncclDataType_t nccl_type(DataType type) {
 
 // Waits for a non-blocking NCCL call on `comm` to finish; aborts the communicator on error
 // or timeout.
-Result<bool> settle(ncclComm_t comm, ncclResult_t started, const std::string& what,
-                    std::chrono::milliseconds timeout) {
+Result<bool> settle(const NcclApi& nccl, ncclComm_t comm, ncclResult_t started,
+                    const std::string& what, std::chrono::milliseconds timeout) {
   ncclResult_t state = started;
   const auto deadline = Clock::now() + timeout;
   while (state == ncclInProgress) {
     if (Clock::now() >= deadline) {
-      ncclCommAbort(comm);
+      nccl.comm_abort(comm);
       return backend_error("nccl", what,
                            "to finish within " + std::to_string(timeout.count()) +
                                " ms (aborted: a rank did not join, or the network is cut)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    ncclCommGetAsyncError(comm, &state);
+    nccl.comm_get_async_error(comm, &state);
   }
   if (state != ncclSuccess) {
-    std::string detail = std::string(ncclGetErrorString(state)) + ": " + ncclGetLastError(comm);
-    ncclCommAbort(comm);
+    std::string detail =
+        std::string(nccl.get_error_string(state)) + ": " + nccl.get_last_error(comm);
+    nccl.comm_abort(comm);
     return backend_error("nccl", what, "to succeed (" + detail + ")");
   }
   return true;
@@ -62,19 +61,26 @@ Result<bool> settle(ncclComm_t comm, ncclResult_t started, const std::string& wh
 // Where rank 0's unique id comes from: the store, or MPI_Bcast when the ranks are MPI's own
 // (under mpirun, with no launcher's store), as nccl-tests do.
 struct IdExchange {
-  std::optional<JobStore> store;      // kept: rank 0 may be serving it
-  bool mpi_initialized_here = false;  // then MPI is finalized with this, on every path
-  std::string how;                    // "the store" or "MPI_Bcast", for messages
+  std::optional<JobStore> store;  // kept: rank 0 may be serving it
+  std::string how;                // "the store" or "MPI_Bcast", for messages
+#if AML_COMM_WITH_MPI
+  const MpiApi* mpi_initialized_here = nullptr;  // then MPI is finalized with this, on every path
+#endif
 
   IdExchange() = default;
   IdExchange(IdExchange&& other) noexcept
       : store(std::move(other.store)),
-        mpi_initialized_here(std::exchange(other.mpi_initialized_here, false)),
-        how(std::move(other.how)) {}
+        how(std::move(other.how))
+#if AML_COMM_WITH_MPI
+        ,
+        mpi_initialized_here(std::exchange(other.mpi_initialized_here, nullptr))
+#endif
+  {
+  }
   IdExchange& operator=(IdExchange&&) = delete;
   ~IdExchange() {
 #if AML_COMM_WITH_MPI
-    if (mpi_initialized_here) MPI_Finalize();
+    if (mpi_initialized_here) mpi_initialized_here->finalize();
 #endif
   }
 };
@@ -84,28 +90,33 @@ bool under_mpi_launcher() {
   return mpi_launcher_world() && std::getenv("AML_LAUNCH_STORE") == nullptr;
 }
 
-Result<bool> exchange_by_mpi(const ProcessTopology& t, ncclUniqueId& id, IdExchange& exchange) {
-  auto joined = join_mpi_world(t, "nccl", exchange.mpi_initialized_here);
+Result<bool> exchange_by_mpi(const NcclApi& nccl, const ProcessTopology& t, ncclUniqueId& id,
+                             IdExchange& exchange) {
+  auto mpi = mpi_api("nccl");
+  if (!mpi) return mpi.error();
+  bool initialized_here = false;
+  auto joined = join_mpi_world(**mpi, t, "nccl", initialized_here);
   if (!joined) return joined;
+  if (initialized_here) exchange.mpi_initialized_here = *mpi;
   // A failed ncclGetUniqueId on rank 0 still broadcasts (zeros): the others must not hang,
   // and NCCL's init then fails on every rank.
-  if (t.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) id = ncclUniqueId{};
-  MPI_Bcast(id.internal, sizeof(id.internal), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (t.rank == 0 && nccl.get_unique_id(&id) != ncclSuccess) id = ncclUniqueId{};
+  (*mpi)->bcast(id.internal, sizeof(id.internal), (*mpi)->byte, 0, (*mpi)->comm_world);
   exchange.how = "MPI_Bcast";
   return true;
 }
 #endif
 
-Result<bool> exchange_by_store(const ProcessTopology& t, const InitOptions& options,
-                               ncclUniqueId& id, IdExchange& exchange) {
+Result<bool> exchange_by_store(const NcclApi& nccl, const ProcessTopology& t,
+                               const InitOptions& options, ncclUniqueId& id, IdExchange& exchange) {
   auto store = open_job_store(t, "nccl", options.name, options.timeout);
   if (!store) return store.error();
   StoreClient& client = *store->client;
   const std::string where =
       "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
   if (t.rank == 0) {
-    if (ncclResult_t r = ncclGetUniqueId(&id); r != ncclSuccess)
-      return backend_error("nccl", "ncclGetUniqueId", ncclGetErrorString(r));
+    if (ncclResult_t r = nccl.get_unique_id(&id); r != ncclSuccess)
+      return backend_error("nccl", "ncclGetUniqueId", nccl.get_error_string(r));
     auto set = client.set(store->prefix + "id", std::string_view(id.internal, sizeof(id.internal)));
     if (!set) return set.error();
   } else {
@@ -131,17 +142,20 @@ Result<bool> exchange_by_store(const ProcessTopology& t, const InitOptions& opti
 
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(const ProcessTopology& t, IdExchange exchange, ncclComm_t comm,
-                   cudaStream_t stream, std::chrono::milliseconds timeout)
+  NcclCommunicator(const NcclApi& nccl, const CudaDriverApi& cuda, const ProcessTopology& t,
+                   IdExchange exchange, ncclComm_t comm, CUstream stream,
+                   std::chrono::milliseconds timeout)
       : Communicator(t.rank, t.world_size, t.local_rank),
+        nccl_(nccl),
+        cuda_(cuda),
         exchange_(std::move(exchange)),
         comm_(comm),
         stream_(stream),
         timeout_(timeout) {}
   ~NcclCommunicator() override {
-    if (device_) cudaFree(device_);
-    ncclCommDestroy(comm_);
-    cudaStreamDestroy(stream_);
+    if (device_) cuda_.mem_free(device_);
+    nccl_.comm_destroy(comm_);
+    cuda_.stream_destroy(stream_);
   }
 
   Backend backend() const override { return Backend::nccl; }
@@ -149,21 +163,23 @@ class NcclCommunicator : public Communicator {
   Result<bool> allreduce_sum(void* data, std::size_t count, DataType type) override {
     const std::size_t bytes = count * size_of(type);
     if (bytes > device_bytes_) {
-      if (device_) cudaFree(device_);
-      device_ = nullptr;
+      if (device_) cuda_.mem_free(device_);
+      device_ = 0;
       device_bytes_ = 0;
-      if (cudaError_t e = cudaMalloc(&device_, bytes); e != cudaSuccess)
-        return backend_error("nccl", "cudaMalloc", cudaGetErrorString(e));
+      if (CUresult e = cuda_.mem_alloc(&device_, bytes); e != CUDA_SUCCESS)
+        return backend_error("nccl", "cuMemAlloc", cuda_.message(e));
       device_bytes_ = bytes;
     }
-    cudaMemcpyAsync(device_, data, bytes, cudaMemcpyHostToDevice, stream_);
+    void* on_device = reinterpret_cast<void*>(device_);
+    cuda_.memcpy_htod_async(device_, data, bytes, stream_);
     auto reduced = settle(
-        comm_, ncclAllReduce(device_, device_, count, nccl_type(type), ncclSum, comm_, stream_),
+        nccl_, comm_,
+        nccl_.all_reduce(on_device, on_device, count, nccl_type(type), ncclSum, comm_, stream_),
         "ncclAllReduce", timeout_);
     if (!reduced) return reduced;
-    cudaMemcpyAsync(data, device_, bytes, cudaMemcpyDeviceToHost, stream_);
-    if (cudaError_t e = cudaStreamSynchronize(stream_); e != cudaSuccess)
-      return backend_error("nccl", "cudaStreamSynchronize", cudaGetErrorString(e));
+    cuda_.memcpy_dtoh_async(data, device_, bytes, stream_);
+    if (CUresult e = cuda_.stream_synchronize(stream_); e != CUDA_SUCCESS)
+      return backend_error("nccl", "cuStreamSynchronize", cuda_.message(e));
     return true;
   }
 
@@ -173,13 +189,44 @@ class NcclCommunicator : public Communicator {
   }
 
  private:
+  const NcclApi& nccl_;
+  const CudaDriverApi& cuda_;
   IdExchange exchange_;  // outlives the NCCL communicator (destroyed last)
   ncclComm_t comm_;
-  cudaStream_t stream_;
+  CUstream stream_;
   std::chrono::milliseconds timeout_;
-  void* device_ = nullptr;
+  CUdeviceptr device_ = 0;
   std::size_t device_bytes_ = 0;
 };
+
+// Makes the rank's GPU (local rank modulo the GPUs this process sees) current through the
+// driver, as NCCL's own runtime calls expect: its primary context, which they then use.
+Result<bool> use_rank_gpu(const ProcessTopology& t, const std::string& how,
+                          const CudaDriverApi*& cuda) {
+  const std::string where =
+      "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
+  auto no_gpu = [&](const std::string& why) {
+    return backend_error("nccl", where,
+                         "a usable GPU (no usable GPU / driver: " + why +
+                             "; the unique id had arrived through " + how + ")");
+  };
+  auto driver = cuda_driver_api();
+  if (!driver) return no_gpu(driver.error().value + ": expected " + driver.error().expected);
+  cuda = *driver;
+  if (CUresult e = cuda->init(0); e != CUDA_SUCCESS) return no_gpu("cuInit: " + cuda->message(e));
+  int devices = 0;
+  if (CUresult e = cuda->device_get_count(&devices); e != CUDA_SUCCESS || devices == 0)
+    return no_gpu("cuDeviceGetCount: " + (e != CUDA_SUCCESS ? cuda->message(e) : "0 devices"));
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  if (CUresult e = cuda->device_get(&device, t.local_rank % devices); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuDeviceGet", cuda->message(e));
+  if (CUresult e = cuda->primary_ctx_retain(&context, device); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuDevicePrimaryCtxRetain", cuda->message(e));
+  if (CUresult e = cuda->ctx_set_current(context); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuCtxSetCurrent", cuda->message(e));
+  return true;
+}
 
 }  // namespace
 
@@ -187,41 +234,37 @@ Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
                                                  const InitOptions& options) {
   const std::string where =
       "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
+  auto loaded = nccl_api();
+  if (!loaded) return loaded.error();
+  const NcclApi& nccl = **loaded;
   ncclUniqueId id{};
   IdExchange exchange;
 #if AML_COMM_WITH_MPI
-  auto exchanged = under_mpi_launcher() ? exchange_by_mpi(t, id, exchange)
-                                        : exchange_by_store(t, options, id, exchange);
+  auto exchanged = under_mpi_launcher() ? exchange_by_mpi(nccl, t, id, exchange)
+                                        : exchange_by_store(nccl, t, options, id, exchange);
 #else
-  auto exchanged = exchange_by_store(t, options, id, exchange);
+  auto exchanged = exchange_by_store(nccl, t, options, id, exchange);
 #endif
   if (!exchanged) return exchanged.error();
-  int devices = 0;
-  if (cudaError_t e = cudaGetDeviceCount(&devices); e != cudaSuccess || devices == 0) {
-    return backend_error("nccl", where,
-                         std::string("a usable GPU (no usable GPU / driver: cudaGetDeviceCount: ") +
-                             (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") +
-                             "; the unique id had arrived through " + exchange.how + ")");
-  }
-  if (cudaError_t e = cudaSetDevice(t.local_rank % devices); e != cudaSuccess)
-    return backend_error("nccl", "cudaSetDevice", cudaGetErrorString(e));
+  const CudaDriverApi* cuda = nullptr;
+  if (auto gpu = use_rank_gpu(t, exchange.how, cuda); !gpu) return gpu.error();
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
-  ncclResult_t started = ncclCommInitRankConfig(&comm, t.world_size, id, t.rank, &config);
+  ncclResult_t started = nccl.comm_init_rank_config(&comm, t.world_size, id, t.rank, &config);
   if (started != ncclSuccess && started != ncclInProgress) {
-    if (comm) ncclCommAbort(comm);
-    return backend_error("nccl", "ncclCommInitRankConfig", ncclGetErrorString(started));
+    if (comm) nccl.comm_abort(comm);
+    return backend_error("nccl", "ncclCommInitRankConfig", nccl.get_error_string(started));
   }
-  auto joined = settle(comm, started, "ncclCommInitRankConfig on " + where, options.timeout);
+  auto joined = settle(nccl, comm, started, "ncclCommInitRankConfig on " + where, options.timeout);
   if (!joined) return joined.error();
-  cudaStream_t stream = nullptr;
-  if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking); e != cudaSuccess) {
-    ncclCommAbort(comm);
-    return backend_error("nccl", "cudaStreamCreate", cudaGetErrorString(e));
+  CUstream stream = nullptr;
+  if (CUresult e = cuda->stream_create(&stream, CU_STREAM_NON_BLOCKING); e != CUDA_SUCCESS) {
+    nccl.comm_abort(comm);
+    return backend_error("nccl", "cuStreamCreate", cuda->message(e));
   }
   return std::unique_ptr<Communicator>(
-      new NcclCommunicator(t, std::move(exchange), comm, stream, options.timeout));
+      new NcclCommunicator(nccl, *cuda, t, std::move(exchange), comm, stream, options.timeout));
 }
 
 }  // namespace aml::comm

@@ -2,7 +2,8 @@
 # The aarch64 (Grace) release under user-mode emulation (Debian's qemu-user-static) with
 # Debian 12's aarch64 glibc in a root of its own (tests/release/debian_debs.sh): the binary's
 # launch, fail-fast, exit statuses, signals, relay without loss, --dry-run of the shared
-# environment cases, two nodes on loopback, and the aarch64 wheel pip-installed for Debian's
+# environment cases, two nodes on loopback, --preflight=gloo with the aarch64 aml-preflight
+# (Gloo built in), and the aarch64 wheel pip-installed for Debian's
 # aarch64 Python, whose ranks read their topology through its library. Emulation checks
 # behaviour only: nothing here is timed beyond generous limits. The workers are this machine's
 # own programs (sh, an aarch64 python), as a container's would be.
@@ -86,6 +87,24 @@ check "two nodes on loopback: both exit 0 ($s0 $s1), ranks 0-3 of 4" bash -c \
   "[ $s0 = 0 ] && [ $s1 = 0 ] && [ \$(cat '$W/node.0' '$W/node.1' | grep -c 'rank [0-3] of 4') = 4 ]" ||
   cat "$W/node.0" "$W/node.1"
 
+# The aarch64 preflight, Gloo built in: dist/aml-launch-aarch64 finds aml-preflight-aarch64
+# beside it. Without binfmt here, an aarch64 program the emulated launcher starts needs a
+# wrapper: the one beside the launcher's copy runs the real aml-preflight-aarch64 under qemu.
+check "dist/aml-preflight-aarch64 is an aarch64 executable" bash -c "file '$DIST/aml-preflight-aarch64' | grep -q 'ARM aarch64'"
+mkdir -p "$W/dist"
+cp "$BIN" "$W/dist/aml-launch-aarch64"
+printf '#!/bin/sh\nexec %s -L %s %s "$@"\n' "$QEMU" "$ROOT" "$DIST/aml-preflight-aarch64" >"$W/dist/aml-preflight-aarch64"
+chmod +x "$W/dist/aml-preflight-aarch64"
+out=$("$QEMU" -L "$ROOT" "$W/dist/aml-launch-aarch64" --version 2>&1)
+check "--version: gloo built in, the preflight beside it" bash -c \
+  'grep -q "^target: aarch64 Linux, glibc 2.17 or newer" <<<"$1" && grep -q "^aml::comm backends: gloo mpi nccl$" <<<"$1" &&
+   grep -q "^--preflight: .*/aml-preflight-aarch64 (gloo built in" <<<"$1"' _ "$out" || echo "$out"
+out=$(AML_PREFLIGHT_MAX_BYTES=4096 "$QEMU" -L "$ROOT" "$W/dist/aml-launch-aarch64" --nproc-per-node 2 \
+  --preflight=gloo -- echo command-ran 2>&1); status=$?
+check "--preflight=gloo with the aarch64 preflight: passed, then the command ($status)" bash -c \
+  '[ "$1" = 0 ] && grep -q "allreduce over 2 ranks (gloo)" <<<"$2" && grep -q "aml-preflight: passed" <<<"$2" &&
+   [ "$(grep -c command-ran <<<"$2")" = 2 ]' _ "$status" "$out" || echo "$out"
+
 # The aarch64 wheel, pip-installed for an aarch64 Python 3.11 (pip's --platform), read from
 # Debian's aarch64 python3.11 under emulation.
 wheel=$(ls "$DIST"/aml_launch-*manylinux_2_17_aarch64*.whl 2>/dev/null | head -1)
@@ -99,6 +118,7 @@ if [ -n "$wheel" ]; then
   check "pip installs it for aarch64 Python 3.11" bash -c "[ -f '$W/site/aml_launch/libaml_rank.so' ]" ||
     cat "$W/pip.log"
   check "its library is aarch64" bash -c "file '$W/site/aml_launch/libaml_rank.so' | grep -q 'ARM aarch64'"
+  check "its aml-preflight is beside its aml-launch, aarch64" bash -c "file '$W/site/bin/aml-preflight' | grep -q 'ARM aarch64'"
   out=$(bash "$HERE/../packaging/exports_test.sh" "$W/site/aml_launch/libaml_rank.so" c 2>&1)
   check "its library exports the C ABI only ($(tail -1 <<<"$out"))" grep -q " 0 failed$" <<<"$out" || echo "$out"
   PY=("$QEMU" -L "$ROOT" "$ROOT/usr/bin/python3.11")

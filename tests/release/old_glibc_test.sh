@@ -2,8 +2,10 @@
 # The released aml-launch in a root with an old glibc (Debian 11's 2.31, as Ubuntu 20.04 and the
 # Azure ML base images have; tests/release/old_glibc_root.sh) and busybox, run with chroot in
 # PID and mount namespaces of its own: aml-launch is PID 1 there, as a container's ENTRYPOINT.
-# Exit statuses, signals, fail-fast, reaping, log files, --dry-run, and a 2-node job whose
-# MASTER_ADDR is a host name from the root's /etc/hosts (glibc 2.31's own resolver reads it).
+# Exit statuses, signals, fail-fast, reaping, log files, --dry-run, a 2-node job whose
+# MASTER_ADDR is a host name from the root's /etc/hosts (glibc 2.31's own resolver reads it),
+# and --preflight=gloo with the aml-preflight beside it (an image without MPI or NCCL: those
+# backends say what is missing).
 # usage: old_glibc_test.sh PORTABLE_AML_LAUNCH [HOST_BUILT_AML_LAUNCH]
 set -u
 BIN=$(realpath "$1")
@@ -25,6 +27,7 @@ if ! "$HERE/old_glibc_root.sh" "$ROOT" 2>"$WORK/root.err"; then
   finish; exit
 fi
 cp "$BIN" "$ROOT/aml-launch"
+[ ! -e "$(dirname "$BIN")/aml-preflight" ] || cp "$(dirname "$BIN")/aml-preflight" "$ROOT/aml-preflight"
 
 in_root() {  # in_root COMMAND...: PID 1 of fresh PID and mount namespaces, inside the root
   unshare --pid --fork --mount --mount-proc="$ROOT/proc" chroot "$ROOT" "$@"
@@ -104,6 +107,23 @@ in_root /aml-launch --nproc-per-node 2 --log-dir /tmp/logs -- sh -c 'seq 1 1000;
 check "log files: 1,001 lines each" bash -c \
   '[ "$(wc -l < "$1/tmp/logs/std_log_process_1.txt")" = 1001 ] && tail -1 "$1/tmp/logs/std_log_process_1.txt" | grep -qx "done 1"' \
   _ "$ROOT"
+
+# The preflight of the release: Gloo is built in; this image has no MPI and no NCCL.
+out=$(in_root env AML_PREFLIGHT_MAX_BYTES=65536 /aml-launch --nproc-per-node 2 --preflight=gloo -- echo command-ran 2>&1)
+status=$?
+check "--preflight=gloo: passed, then the command on both ranks ($status)" bash -c \
+  '[ "$1" = 0 ] && grep -q "allreduce over 2 ranks (gloo)" <<<"$2" && grep -q "aml-preflight: passed" <<<"$2" &&
+   [ "$(grep -c command-ran <<<"$2")" = 2 ]' _ "$status" "$out" || echo "$out"
+out=$(in_root /aml-launch --nproc-per-node 2 --preflight=mpi -- echo command-ran 2>&1)
+status=$?
+check "--preflight=mpi without Open MPI in the image: exit 1 naming libmpi.so.40, the command not started" bash -c \
+  '[ "$1" = 1 ] && grep -q "mpi=Open MPI.s libmpi.so.40 not found" <<<"$2" && grep -q AML_MPI_LIBRARY <<<"$2" &&
+   ! grep -q command-ran <<<"$2"' _ "$status" "$out" || echo "$out"
+out=$(in_root /aml-launch --nproc-per-node 2 --preflight=nccl -- echo command-ran 2>&1)
+status=$?
+check "--preflight=nccl without NCCL in the image: exit 1 naming libnccl.so.2, the command not started" bash -c \
+  '[ "$1" = 1 ] && grep -q "nccl=NCCL.s libnccl.so.2 not found" <<<"$2" && grep -q AML_NCCL_LIBRARY <<<"$2" &&
+   ! grep -q command-ran <<<"$2"' _ "$status" "$out" || echo "$out"
 
 # Two nodes, two workers each, the master named by a host name of the root's /etc/hosts.
 port=$((20000 + $$ % 20000))

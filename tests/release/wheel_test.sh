@@ -3,7 +3,8 @@
 # installed into fresh virtual environments of both Pythons here (PyPI's python3 and Debian's),
 # it puts the native aml-launch on PATH, `python -m aml_launch` runs it, `import aml_launch`
 # reads the same topology as the C ABI (tests/unit/rank_cases.json), TopologyError carries the
-# launcher's own message, and workers started by the wheel's aml-launch see their ranks.
+# launcher's own message, workers started by the wheel's aml-launch see their ranks, and
+# --preflight=gloo finds the wheel's aml-preflight beside it.
 # usage: wheel_test.sh WHEEL
 set -u
 WHEEL=$(realpath "$1")
@@ -70,6 +71,17 @@ except aml_launch.TopologyError as e:
   check "$label: aml-launch --nproc-per-node 2 -- python -c 'import aml_launch ...' ($(tr '\n' ' ' <<<"$out"))" bash -c \
     'grep -qx "\[rank 0\] \[0, 2, true, \"aml-launch\", \"per-process\"\]" <<<"$1" &&
      grep -qx "\[rank 1\] \[1, 2, false, \"aml-launch\", \"per-process\"\]" <<<"$1"' _ "$out"
+
+  # The preflight came with the wheel, Gloo in it; Open MPI (this machine's) opened at run time.
+  out=$(env PATH="$venv/bin:/usr/bin:/bin" AML_PREFLIGHT_MAX_BYTES=65536 aml-launch --nproc-per-node 2 \
+    --preflight=gloo -- echo command-ran 2>&1)
+  check "$label: --preflight=gloo from the venv: passed, then the command" bash -c \
+    'grep -q "aml-preflight: passed" <<<"$1" && [ "$(grep -c command-ran <<<"$1")" = 2 ]' _ "$out" || echo "$out"
+  out=$(env PATH="$venv/bin:/usr/bin:/bin" AML_PREFLIGHT_MAX_BYTES=65536 \
+    mpirun --allow-run-as-root --oversubscribe -np 2 aml-launch --no-group --preflight=mpi -- echo command-ran 2>&1)
+  check "$label: --preflight=mpi under mpirun: the wheel's preflight opens this machine's Open MPI" bash -c \
+    'grep -q "allreduce over 2 ranks (mpi)" <<<"$1" && grep -q "aml-preflight: passed" <<<"$1" &&
+     [ "$(grep -c command-ran <<<"$1")" = 2 ]' _ "$out" || echo "$out"
 
   # aml_launch.progress(): a worker that computes for 3 s without a word is not hung
   # (--hang-timeout 1) while it calls it; outside aml-launch it does nothing.
