@@ -43,6 +43,7 @@ mkdir -p "$dist"
 rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist"/aml-launch "$dist"/aml-launch-* \
   "$dist"/aml-preflight "$dist"/aml-preflight-*
 cp "$sdist" "$dist/"
+cp packaging/licenses/gloo-BSD-3-Clause.txt "$dist/"  # Gloo is compiled into aml-preflight
 for arch in $arches; do
   echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
   # build works in an isolated environment with pyproject.toml's build requirements.

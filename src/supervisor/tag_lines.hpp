@@ -16,7 +16,8 @@ struct TaggedLines {
 TaggedLines tag_lines(std::string_view lines, std::string_view tag, char* out, std::size_t room);
 
 // The same, one line at a time (memchr, memcpy): what tag_lines does where the CPU has no
-// AVX2, for a tag over 16 bytes, and for what is left near the ends of the buffers.
+// AVX2 (x86) or NEON (aarch64), for a tag over 16 bytes, and for what is left near the ends
+// of the buffers.
 TaggedLines tag_lines_one_by_one(std::string_view lines, std::string_view tag, char* out,
                                  std::size_t room);
 

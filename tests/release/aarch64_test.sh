@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The aarch64 (Grace) release under user-mode emulation (Debian's qemu-user-static) with
 # Debian 12's aarch64 glibc in a root of its own (tests/release/debian_debs.sh): the binary's
-# launch, fail-fast, exit statuses, signals, relay without loss, --dry-run of the shared
+# launch, fail-fast, exit statuses, signals, relay without loss (tagged: the NEON tagging, and
+# its unit tests compiled for aarch64), --dry-run of the shared
 # environment cases, two nodes on loopback, --preflight=gloo with the aarch64 aml-preflight
 # (Gloo built in), and the aarch64 wheel pip-installed for Debian's
 # aarch64 Python, whose ranks read their topology through its library. Emulation checks
@@ -61,6 +62,29 @@ check "SIGTERM to the launcher: both workers get TERM, the launcher exits 143 ($
 aml --nproc-per-node 2 --tag none -- sh -c 'seq 1 20000' >"$W/lines" 2>/dev/null
 check "relay without loss: 2 x 20,000 lines, each once" \
   bash -c "[ \$(wc -l <'$W/lines') = 40000 ] && [ \$(sort -n '$W/lines' | uniq -c | awk '\$1 != 2' | wc -l) = 0 ]"
+# Tagged (the NEON block-wise tagging): lines of every length from 0 to 80 bytes.
+aml --nproc-per-node 2 -- sh -c 'i=0; while [ $i -lt 3000 ]; do printf "%$((i % 81))s|%d\n" "" $i; i=$((i + 1)); done' \
+  >"$W/tagged" 2>/dev/null
+check "tagged relay: 2 x 3,000 lines of 0 to 80 bytes, each once, each after its rank's tag" bash -c \
+  "for r in 0 1; do [ \$(grep -c \"^\\[rank \$r\\] *|[0-9]*\$\" '$W/tagged') = 3000 ] || exit 1; done;
+   [ \$(sed 's/.*|//' '$W/tagged' | sort -n | uniq -c | awk '\$1 != 2' | wc -l) = 0 ] && [ \$(wc -l <'$W/tagged') = 6000 ]"
+
+# The tagging's unit tests (tests/unit/tag_lines_test.cpp), compiled for aarch64 with Zig and
+# GoogleTest's sources (Debian's googletest): the NEON block-wise path against line by line.
+zig=$(python3 -c 'import ziglang, os; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))' 2>/dev/null)
+gtest=/usr/src/googletest/googletest
+src=$HERE/../..
+if [ -x "$zig" ] && [ -d "$gtest/src" ] &&
+  "$zig" c++ -target aarch64-linux-gnu.2.17 -std=c++20 -O2 -isystem "$gtest/include" -I"$gtest" -I"$src/src" \
+    "$gtest/src/gtest-all.cc" "$gtest/src/gtest_main.cc" "$src/tests/unit/tag_lines_test.cpp" \
+    "$src/src/supervisor/tag_lines.cpp" -o "$W/tag_lines_test" -lpthread >"$W/zig.log" 2>&1; then
+  out=$("$QEMU" -L "$ROOT" "$W/tag_lines_test" 2>&1)
+  check "tag_lines_test on aarch64 (the NEON path): $(grep -E '^\[  (PASSED|FAILED)' <<<"$out" | head -1)" \
+    grep -q "^\[  PASSED  \] 4 tests" <<<"$out" || echo "$out"
+else
+  cat "$W/zig.log" 2>/dev/null
+  check "tag_lines_test compiles for aarch64 (Zig from PyPI, Debian's googletest sources)" false
+fi
 
 # The --dry-run contract of the shared environment cases, through the emulated binary.
 cases=$HERE/../../../shared/tools/check-env-cases

@@ -26,6 +26,11 @@ out=$(bash "$HERE/../packaging/exports_test.sh" "$WORK/lib/libaml_rank.so" c 2>&
 check "the wheel's libaml_rank.so exports the C ABI only ($(tail -1 <<<"$out"))" grep -q " 0 failed$" <<<"$out" ||
   echo "$out"
 
+# Gloo is compiled into its aml-preflight: Gloo's license notice comes with the wheel.
+check "the wheel carries Gloo's license notice" bash -c \
+  'unzip -l "$1" | grep -q "aml_launch-.*\.dist-info/.*gloo-BSD-3-Clause.txt"' _ "$WHEEL" ||
+  unzip -l "$WHEEL" | grep -i licen
+
 # The sdist beside it (the wheel was built from it): the version's source, the executable's commit.
 sdist=$(ls "$(dirname "$WHEEL")"/aml_launch-*.tar.gz 2>/dev/null)
 version=$(basename "$WHEEL" | cut -d- -f2)

@@ -1,0 +1,41 @@
+// One client connection of the store server, as both halves of the server see it: the
+// connection side (store_server.cpp: sockets, frames, output) and the request side
+// (store_server_requests.cpp: the key-value operations and blocked waits).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/store_server.hpp"
+
+namespace aml::store {
+
+struct StoreServer::Connection {
+  std::uint64_t id = 0;
+  UniqueFd fd;
+  FrameDecoder decoder;
+  std::string out;
+  std::size_t out_offset = 0;
+  bool authenticated = false;
+  bool close_after_send = false;
+  bool want_write = false;
+  // A blocked get or wait.
+  bool waiting = false;
+  std::uint64_t wait_seq = 0;
+  Opcode wait_op{};
+  std::vector<std::string> wait_keys;
+  // Its entry in the deadline queue, when the wait has a timeout.
+  std::optional<std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>>::iterator>
+      deadline;
+  Clock::time_point last_progress;  // its last bytes in: what silent() measures
+  std::string watched_as;           // identify: the name silent() gives for it
+  // Set (if absent) when the connection closes: key, value.
+  std::optional<std::pair<std::string, std::string>> last_will;
+
+  explicit Connection(std::uint32_t max_frame) : decoder(max_frame) {}
+};
+
+}  // namespace aml::store
