@@ -9,6 +9,8 @@
 # 2. --nnodes 2:2 with four launchers: two spares wait; a running node killed: the first spare
 #    takes its node rank and the job finishes 0; the other spare ends with the job's status.
 #    --admit-newcomers at-once: a node that comes ends a round below the most nodes at once.
+#    --nnodes 3:4 with two launchers: node 0 gives up after --rdzv-timeout and the follower
+#    fails with node 0's reason.
 # 3. A real torch gloo job that saves a checkpoint each step and resumes from it, through a lost
 #    node (WORLD_SIZE 3, then 2): the right result.
 # usage: elastic_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
@@ -201,6 +203,24 @@ check "at-once: the job finishes 0 everywhere without a restart to spare ($s0 $s
 CMD=("$WORK/worker.sh")
 
 # --- 3. torch gloo, a checkpoint each step, through a lost node: 3 nodes, then 2.
+# --- Too few nodes: --nnodes 3:4 and two launchers. Node 0 gives up after --rdzv-timeout and
+# tells the follower why; both fail naming the minimum and who came, and no worker starts.
+J=tf
+CMD=("$WORK/worker.sh")
+ARGS=(--nnodes 3:4 --rdzv-endpoint "$MASTER:29403" --rdzv-id "few-$$" --nproc-per-node 1
+  --rdzv-timeout 3 --node-timeout 5)
+start $J 0 no_env "${ARGS[@]}"
+sleep 0.3
+start $J 1 no_env "${ARGS[@]}"
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "too few nodes (2 of min 3): both launchers fail ($s0 $s1), no worker started" bash -c \
+  "[ -n '$s0' ] && [ '$s0' != 0 ] && [ -n '$s1' ] && [ '$s1' != 0 ] && ! ls '$WORK'/$J.rank.* >/dev/null 2>&1" ||
+  show $J
+check "too few nodes: node 0 says at least 3 nodes within --rdzv-timeout, only 2 came" \
+  grep -q "at least 3 nodes within --rdzv-timeout 3 s.*only 2 came" "$WORK/$J.out.0" || show $J
+check "too few nodes: the follower gets node 0's reason, not a timeout of its own" \
+  grep -q "at least 3 nodes within --rdzv-timeout 3 s.*only 2 came" "$WORK/$J.out.1" || show $J
+
 J=tc
 if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
   CMD=(/usr/bin/python3 "$TRAIN" "$WORK/tc.checkpoint" 40 0.15)
