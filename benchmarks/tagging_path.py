@@ -1,5 +1,6 @@
 """The console tagging's AVX2 path against its portable one (memchr and memcpy per line: what
-the aarch64 build runs), the same tree built both ways (cmake -DAML_SIMD_TAGGING=OFF), in the
+the aarch64 build ran before its NEON path), the same tree built both ways
+(cmake -DAML_SIMD_TAGGING=OFF), in the
 same rounds: the relay of 8 workers with tagged console and log files, the wall time and the
 launcher's own CPU, for 100-byte lines and for 12-byte ones (the portable path's worst case in
 bench_tag_lines). Whether a SIMD path of its own is worth having on a CPU is decided here, on

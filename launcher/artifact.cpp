@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <sstream>
 #include <vector>
 
 #ifndef AML_VERSION
@@ -33,11 +32,8 @@ constexpr const char* kArchitecture =
     "this architecture";
 #endif
 
-bool has(const std::string& list, const std::string& word) {
-  std::istringstream words(list);
-  for (std::string w; words >> w;)
-    if (w == word) return true;
-  return false;
+bool has(const std::string& list, const std::string& word) {  // list: words and spaces
+  return (" " + list + " ").find(" " + word + " ") != std::string::npos;
 }
 
 }  // namespace

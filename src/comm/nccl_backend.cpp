@@ -2,6 +2,7 @@
 // against the timeout, and aborted on error or timeout: never a hang. NCCL and the GPU driver
 // are opened at run time (comm/nccl_api.hpp).
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -15,9 +16,14 @@
 #include "comm/nccl_api.hpp"
 
 namespace aml::comm {
+struct MpiApi;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::string where_in(const ProcessTopology& t) {
+  return "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
+}
 
 ncclDataType_t nccl_type(DataType type) {
   switch (type) {
@@ -63,26 +69,8 @@ Result<bool> settle(const NcclApi& nccl, ncclComm_t comm, ncclResult_t started,
 struct IdExchange {
   std::optional<JobStore> store;  // kept: rank 0 may be serving it
   std::string how;                // "the store" or "MPI_Bcast", for messages
-#if AML_COMM_WITH_MPI
-  const MpiApi* mpi_initialized_here = nullptr;  // then MPI is finalized with this, on every path
-#endif
-
-  IdExchange() = default;
-  IdExchange(IdExchange&& other) noexcept
-      : store(std::move(other.store)),
-        how(std::move(other.how))
-#if AML_COMM_WITH_MPI
-        ,
-        mpi_initialized_here(std::exchange(other.mpi_initialized_here, nullptr))
-#endif
-  {
-  }
-  IdExchange& operator=(IdExchange&&) = delete;
-  ~IdExchange() {
-#if AML_COMM_WITH_MPI
-    if (mpi_initialized_here) mpi_initialized_here->finalize();
-#endif
-  }
+  // MPI, when this exchange initialized it: finalized with it (first), on every path.
+  std::unique_ptr<const MpiApi, void (*)(const MpiApi*)> mpi_initialized_here{nullptr, nullptr};
 };
 
 #if AML_COMM_WITH_MPI
@@ -97,7 +85,8 @@ Result<bool> exchange_by_mpi(const NcclApi& nccl, const ProcessTopology& t, nccl
   bool initialized_here = false;
   auto joined = join_mpi_world(**mpi, t, "nccl", initialized_here);
   if (!joined) return joined;
-  if (initialized_here) exchange.mpi_initialized_here = *mpi;
+  if (initialized_here)
+    exchange.mpi_initialized_here = {*mpi, [](const MpiApi* api) { api->finalize(); }};
   // A failed ncclGetUniqueId on rank 0 still broadcasts (zeros): the others must not hang,
   // and NCCL's init then fails on every rank.
   if (t.rank == 0 && nccl.get_unique_id(&id) != ncclSuccess) id = ncclUniqueId{};
@@ -112,8 +101,6 @@ Result<bool> exchange_by_store(const NcclApi& nccl, const ProcessTopology& t,
   auto store = open_job_store(t, "nccl", options.name, options.timeout);
   if (!store) return store.error();
   StoreClient& client = *store->client;
-  const std::string where =
-      "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
   if (t.rank == 0) {
     if (ncclResult_t r = nccl.get_unique_id(&id); r != ncclSuccess)
       return backend_error("nccl", "ncclGetUniqueId", nccl.get_error_string(r));
@@ -123,7 +110,7 @@ Result<bool> exchange_by_store(const NcclApi& nccl, const ProcessTopology& t,
     auto got = client.get(store->prefix + "id", options.timeout);
     if (!got) return got.error();
     if (!*got || (*got)->size() != sizeof(id.internal))
-      return backend_error("nccl", where, "rank 0's unique id through the store in time");
+      return backend_error("nccl", where_in(t), "rank 0's unique id through the store in time");
     std::copy((*got)->begin(), (*got)->end(), id.internal);
   }
   // Rank 0 serves the store when there is no launcher's: it stays until everybody has the id,
@@ -201,39 +188,34 @@ class NcclCommunicator : public Communicator {
 
 // Makes the rank's GPU (local rank modulo the GPUs this process sees) current through the
 // driver, as NCCL's own runtime calls expect: its primary context, which they then use.
-Result<bool> use_rank_gpu(const ProcessTopology& t, const std::string& how,
-                          const CudaDriverApi*& cuda) {
-  const std::string where =
-      "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
+Result<const CudaDriverApi*> use_rank_gpu(const ProcessTopology& t, const std::string& how) {
   auto no_gpu = [&](const std::string& why) {
-    return backend_error("nccl", where,
+    return backend_error("nccl", where_in(t),
                          "a usable GPU (no usable GPU / driver: " + why +
                              "; the unique id had arrived through " + how + ")");
   };
   auto driver = cuda_driver_api();
   if (!driver) return no_gpu(driver.error().value + ": expected " + driver.error().expected);
-  cuda = *driver;
-  if (CUresult e = cuda->init(0); e != CUDA_SUCCESS) return no_gpu("cuInit: " + cuda->message(e));
+  const CudaDriverApi& cuda = **driver;
+  if (CUresult e = cuda.init(0); e != CUDA_SUCCESS) return no_gpu("cuInit: " + cuda.message(e));
   int devices = 0;
-  if (CUresult e = cuda->device_get_count(&devices); e != CUDA_SUCCESS || devices == 0)
-    return no_gpu("cuDeviceGetCount: " + (e != CUDA_SUCCESS ? cuda->message(e) : "0 devices"));
+  if (CUresult e = cuda.device_get_count(&devices); e != CUDA_SUCCESS || devices == 0)
+    return no_gpu("cuDeviceGetCount: " + (e != CUDA_SUCCESS ? cuda.message(e) : "0 devices"));
   CUdevice device = 0;
   CUcontext context = nullptr;
-  if (CUresult e = cuda->device_get(&device, t.local_rank % devices); e != CUDA_SUCCESS)
-    return backend_error("nccl", "cuDeviceGet", cuda->message(e));
-  if (CUresult e = cuda->primary_ctx_retain(&context, device); e != CUDA_SUCCESS)
-    return backend_error("nccl", "cuDevicePrimaryCtxRetain", cuda->message(e));
-  if (CUresult e = cuda->ctx_set_current(context); e != CUDA_SUCCESS)
-    return backend_error("nccl", "cuCtxSetCurrent", cuda->message(e));
-  return true;
+  if (CUresult e = cuda.device_get(&device, t.local_rank % devices); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuDeviceGet", cuda.message(e));
+  if (CUresult e = cuda.primary_ctx_retain(&context, device); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuDevicePrimaryCtxRetain", cuda.message(e));
+  if (CUresult e = cuda.ctx_set_current(context); e != CUDA_SUCCESS)
+    return backend_error("nccl", "cuCtxSetCurrent", cuda.message(e));
+  return &cuda;
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
                                                  const InitOptions& options) {
-  const std::string where =
-      "rank " + std::to_string(t.rank) + " of " + std::to_string(t.world_size);
   auto loaded = nccl_api();
   if (!loaded) return loaded.error();
   const NcclApi& nccl = **loaded;
@@ -246,8 +228,9 @@ Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
   auto exchanged = exchange_by_store(nccl, t, options, id, exchange);
 #endif
   if (!exchanged) return exchanged.error();
-  const CudaDriverApi* cuda = nullptr;
-  if (auto gpu = use_rank_gpu(t, exchange.how, cuda); !gpu) return gpu.error();
+  auto gpu = use_rank_gpu(t, exchange.how);
+  if (!gpu) return gpu.error();
+  const CudaDriverApi& cuda = **gpu;
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t comm = nullptr;
@@ -256,15 +239,16 @@ Result<std::unique_ptr<Communicator>> start_nccl(const ProcessTopology& t,
     if (comm) nccl.comm_abort(comm);
     return backend_error("nccl", "ncclCommInitRankConfig", nccl.get_error_string(started));
   }
-  auto joined = settle(nccl, comm, started, "ncclCommInitRankConfig on " + where, options.timeout);
+  auto joined =
+      settle(nccl, comm, started, "ncclCommInitRankConfig on " + where_in(t), options.timeout);
   if (!joined) return joined.error();
   CUstream stream = nullptr;
-  if (CUresult e = cuda->stream_create(&stream, CU_STREAM_NON_BLOCKING); e != CUDA_SUCCESS) {
+  if (CUresult e = cuda.stream_create(&stream, CU_STREAM_NON_BLOCKING); e != CUDA_SUCCESS) {
     nccl.comm_abort(comm);
-    return backend_error("nccl", "cuStreamCreate", cuda->message(e));
+    return backend_error("nccl", "cuStreamCreate", cuda.message(e));
   }
   return std::unique_ptr<Communicator>(
-      new NcclCommunicator(nccl, *cuda, t, std::move(exchange), comm, stream, options.timeout));
+      new NcclCommunicator(nccl, cuda, t, std::move(exchange), comm, stream, options.timeout));
 }
 
 }  // namespace aml::comm

@@ -111,12 +111,17 @@ preflight=$(dirname "$BIN")/aml-preflight
 comm_lib=$(ldd "$ALLREDUCE" | awk '/libaml_comm/ {print $3}')
 needed=$(readelf -d "$preflight" "$comm_lib" 2>&1 | grep NEEDED)
 check "aml-preflight and libaml_comm.so need neither MPI, NCCL nor CUDA to start" bash -c \
-  '[ -n "$1" ] && ! grep -Eq "libmpi|libnccl|libcuda|libcudart|libopen-" <<<"$1"' _ "$needed" || echo "$needed"
+  '[ -n "$2" ] && [ -n "$1" ] && ! grep -Eq "libmpi|libnccl|libcuda|libcudart|libopen-" <<<"$1"' _ "$needed" "$comm_lib" ||
+  echo "$needed"
 out=$(clean AML_MPI_LIBRARY=/nonexistent/libmpi.so.40 mpirun --oversubscribe -np 1 "$BIN" --no-group \
   -- "$ALLREDUCE" --backend mpi 2>&1)
 check "AML_MPI_LIBRARY naming a missing file: the error names the variable and the file" \
   grep -q "AML_MPI_LIBRARY=/nonexistent/libmpi.so.40: expected Open MPI's libmpi.so.40 that opens" <<<"$out" || echo "$out"
 zlib=$(ldconfig -p | awk '/libz.so.1 / {print $NF; exit}')
+out=$(clean AML_MPI_LIBRARY="$zlib" "$BIN" --nproc-per-node 1 -- "$ALLREDUCE" --backend mpi 2>&1); status=$?
+check "AML_MPI_LIBRARY naming another library: exit 1, the missing MPI symbols and Open MPI's ABI named ($status)" bash -c \
+  '[ "$1" = 1 ] && grep -q "mpi=a libmpi without MPI_Initialized, .*: expected Open MPI.s libmpi.so.40" <<<"$2"' \
+  _ "$status" "$out" || echo "$out"
 out=$(clean AML_NCCL_LIBRARY="$zlib" "$BIN" --nproc-per-node 1 -- "$ALLREDUCE" --backend nccl 2>&1); status=$?
 check "AML_NCCL_LIBRARY naming another library: exit 1, the missing NCCL functions named ($status)" bash -c \
   '[ "$1" = 1 ] && grep -q "nccl=a libnccl without ncclGetVersion, ncclGetUniqueId" <<<"$2"' _ "$status" "$out" || echo "$out"

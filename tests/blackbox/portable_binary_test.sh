@@ -9,8 +9,8 @@ set -u
 BIN=$(realpath "$1")
 MAX_GLIBC=${2:-}
 . "$(dirname "$0")/assert.sh"
-glibc_only() {  # glibc_only FILE: its dynamic section and symbol versions
-  local name needed newest
+glibc_only() {  # glibc_only FILE: its dynamic section and symbol versions ($newest: its newest)
+  local name needed
   name=$(basename "$1")
   needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' ')
   check "$name: only glibc is needed at run time ($needed)" bash -c \
@@ -22,13 +22,12 @@ glibc_only() {  # glibc_only FILE: its dynamic section and symbol versions
   fi
 }
 glibc_only "$BIN"
-newest=$(objdump -T "$BIN" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+check "the newest glibc symbol version it needs is documented in the README ($newest)" \
+  grep -q "glibc ${newest#GLIBC_}" "$(dirname "$0")/../../README.md"
 if [ -n "$MAX_GLIBC" ]; then
   check "the release's aml-preflight is beside it" [ -x "$(dirname "$BIN")/aml-preflight" ]
   [ ! -x "$(dirname "$BIN")/aml-preflight" ] || glibc_only "$(dirname "$BIN")/aml-preflight"
 fi
-check "the newest glibc symbol version it needs is documented in the README ($newest)" \
-  grep -q "glibc ${newest#GLIBC_}" "$(dirname "$0")/../../README.md"
 version=$("$BIN" --version)
 check "--version names the version and the commit ($version)" \
   grep -Eq '^aml-launch [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}|unknown)\)' <<<"$version"
