@@ -4,7 +4,7 @@
 set -eu
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev googletest
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
   podman runc busybox-static
   clang libclang-rt-14-dev clang-format
@@ -21,6 +21,12 @@ fi
 if ! python3 -c 'import shutil, sys; sys.exit(shutil.which("py-spy") is None)' 2>/dev/null; then
   echo "install-deps: installing py-spy (pip)"
   python3 -m pip install -q --root-user-action=ignore py-spy >/dev/null
+fi
+# Zig's toolchain (PyPI), for the aarch64 test that compiles the tagging's unit tests for Arm
+# (the release's wheels get their own in pip's isolated build environment).
+if ! python3 -c 'import ziglang' 2>/dev/null; then
+  echo "install-deps: installing ziglang (pip)"
+  python3 -m pip install -q --root-user-action=ignore ziglang >/dev/null
 fi
 missing=()
 for p in "${packages[@]}"; do
