@@ -6,6 +6,9 @@ include(CMakePackageConfigHelpers)
 
 set(_aml_programs aml-launch)
 set(_aml_libraries aml_rank aml_store aml_topology)
+if(TARGET sodium)  # compiled here (cmake/Sodium.cmake): aml::store needs it installed beside it
+  list(APPEND _aml_libraries sodium)
+endif()
 if(AML_BUILD_COMM)
   list(APPEND _aml_programs aml-preflight)
   list(APPEND _aml_libraries aml_comm)
@@ -65,7 +68,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # aml-launch itself needs only glibc; aml::comm's backends are loaded from the machine's own
 # Gloo, Open MPI and CUDA (the last one is not a Debian package, so no shlibdeps).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.36)")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.36), libsodium23")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgloo0, libopenmpi3")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 include(CPack)

@@ -36,7 +36,10 @@ and this process is alone on its node: then the scheduler's ranks are node ranks
 are spawned (Azure ML with process_count_per_node=1).
 
 Multi-node (a per-node launch on several nodes): node 0's launcher serves the rendezvous store
-on MASTER_PORT; every node joins with the job's token (--rdzv-id, else the run id), node 0
+on MASTER_PORT; every node joins with the job's public id (--rdzv-id, else the run id) and,
+with a job secret (--rdzv-secret-file, AML_LAUNCH_SECRET_FILE, AML_LAUNCH_SECRET) or munge
+under Slurm, a mutual proof that it belongs to the job (the secret never crosses the wire;
+without one anyone who reaches the store can join: said at the start; --require-auth), node 0
 checks that all agree (nodes, workers per node, run id, version, --max-restarts) and picks the
 workers' own MASTER_PORT; then all spawn. The first failure on any node stops every node. A
 launcher that dies is noticed at once (its connection to the store closes); one that is only
@@ -62,7 +65,8 @@ Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_R
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
 TORCHELASTIC_RUN_ID (the run id, as torchrun sets it: Lightning and accelerate read it),
-on several nodes AML_LAUNCH_STORE and AML_LAUNCH_STORE_TOKEN (node 0's store),
+on several nodes AML_LAUNCH_STORE, AML_LAUNCH_STORE_TOKEN, AML_LAUNCH_STORE_AUTH and
+AML_LAUNCH_STORE_KEY (node 0's store; a key for workers, never the job's secret),
 OMP_NUM_THREADS when unset (CPUs / local workers), PYTHONUNBUFFERED=1 when unset, on a
 multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (the interface whose route reaches
 MASTER_ADDR) when unset, and with --framework tensorflow a TF_CONFIG naming every worker.

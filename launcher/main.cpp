@@ -12,13 +12,11 @@
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
 #include "hang_files.hpp"
-#include "net/free_port.hpp"
-#include "net/local_host.hpp"
-#include "net/route_interface.hpp"
 #include "node_group_setup.hpp"
 #include "options.hpp"
 #include "placement_setup.hpp"
 #include "plan/launch_plan.hpp"
+#include "plan_inputs.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
@@ -38,77 +36,6 @@ constexpr int kUsageError = 2;
 int fail(const Error& error) {
   std::cerr << "aml-launch: error: " << error.message() << "\n";
   return kUsageError;
-}
-
-Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
-                                 const Machine& machine) {
-  PlanInputs inputs;
-  inputs.per_process_group =
-      topology.launch == Launch::per_process && joins_group(options, topology);
-  inputs.command = options.command;
-  inputs.run_id = options.run_id;
-  inputs.cpu_count = machine.cpu_count();
-  inputs.omp_threads_set = has(env, "OMP_NUM_THREADS");
-  inputs.nccl_ifname_set = has(env, "NCCL_SOCKET_IFNAME");
-  inputs.gloo_ifname_set = has(env, "GLOO_SOCKET_IFNAME");
-  inputs.python_unbuffered_set = has(env, "PYTHONUNBUFFERED");
-  inputs.mkl_threads_set = has(env, "MKL_NUM_THREADS");
-  inputs.ucx_devices_set = has(env, "UCX_NET_DEVICES");
-  inputs.mpi_job = topology.source == "openmpi" || topology.source == "mpich" ||
-                   options.preflight == "mpi" ||
-                   std::any_of(env.begin(), env.end(),
-                               [](const auto& entry) { return entry.first.starts_with("UCX_"); });
-  auto placement = placement_for(options, topology, env);
-  if (!placement) return placement.error();
-  inputs.placement = std::move(*placement);
-  inputs.memory_policy = options.memory_policy;
-  if (inputs.run_id.empty() && topology.run_id.empty()) {
-    if (topology.launch == Launch::per_node && topology.nnodes == 1) {
-      // This launcher is the whole job: an id that names this launch.
-      inputs.run_id = "aml-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
-    } else {
-      // Several launchers (nodes, or the scheduler's ranks) must derive the same id, and
-      // another job's a different one.
-      inputs.run_id = !options.rdzv_id.empty() ? options.rdzv_id
-                                               : "aml-" + topology.master_addr + "-" +
-                                                     std::to_string(topology.master_port);
-    }
-  }
-  inputs.hang_env = hang_environment(options, topology, env, inputs.run_id);
-  inputs.max_restarts = options.max_restarts;
-  if (topology.elastic) {
-    ElasticPlan elastic;
-    const LocalHost here = local_host(topology.master_addr);
-    elastic.serves_store = here.local;
-    elastic.serves_reason = here.reason;
-    elastic.last_call_seconds = options.rdzv_last_call_seconds;
-    elastic.admit_at_once = options.admit_at_once;
-    elastic.max_restarts = options.max_restarts;
-    elastic.rdzv_timeout_seconds = options.rdzv_timeout_seconds;
-    elastic.node_timeout_seconds = options.node_timeout_seconds;
-    inputs.elastic = elastic;
-  }
-  if (topology.master_port == 0) {
-    auto port = free_tcp_port();
-    if (!port) return port.error();
-    inputs.free_port = *port;
-  }
-  if (options.framework == Framework::tensorflow && topology.launch == Launch::per_node) {
-    // Ports on this node; on several nodes the rendezvous collects every node's.
-    for (int i = 0; i < topology.nproc_per_node; ++i) {
-      auto port = free_tcp_port();
-      if (!port) return port.error();
-      inputs.tf_ports.push_back(*port);
-    }
-  }
-  if (topology.nnodes > 1 && !(inputs.nccl_ifname_set && inputs.gloo_ifname_set)) {
-    RouteInterface route = route_interface_to(topology.master_addr);
-    inputs.route_ifname = route.ifname;
-    inputs.route_reason = route.reason;
-  } else if (topology.nnodes > 1) {
-    inputs.route_reason = "NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME are already set";
-  }
-  return inputs;
 }
 
 std::vector<std::string> environ_with(const Env& base, const EnvList& added) {
@@ -248,12 +175,14 @@ int run(int argc, char** argv) {
   if (auto* error = std::get_if<Error>(&parsed)) return fail(*error);
   Options& options = std::get<Options>(parsed);
 
-  const Env env = env_from(environ);
+  Env env = env_from(environ);
   const Machine machine = real_machine();
   auto topology = detect_topology(env, machine, options.overrides);
   if (!topology) return fail(topology.error());
   if (auto error = expand_launcher_fields(options, *topology)) return fail(*error);
-  auto inputs = gather_inputs(options, *topology, env, machine);
+  auto auth = job_auth_for(options, *topology, env);
+  if (!auth) return fail(auth.error());
+  auto inputs = gather_inputs(options, *topology, env, machine, *auth);
   if (!inputs) return fail(inputs.error());
   const LaunchPlan plan = build_plan(*topology, *inputs);
 
@@ -280,9 +209,9 @@ int run(int argc, char** argv) {
   std::unique_ptr<NodeGroup> group;
   ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
   if (joins_group(options, plan.topology)) {
-    auto started = start_node_group(options, plan, *inputs, [&options](const std::string& text) {
-      say_after_workers(options, text);
-    });
+    auto started =
+        start_node_group(options, plan, *inputs, *auth,
+                         [&options](const std::string& text) { say_after_workers(options, text); });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
       return kUsageError;

@@ -2,6 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+#include <iostream>
+
+#include "store/handshake.hpp"
+#include "store/munge_credential.hpp"
+
 namespace aml {
 namespace {
 
@@ -21,6 +27,28 @@ bool joins_group(const Options& options, const Topology& t) {
   return t.source != "torchrun" && t.source != "tf-config" && t.source != "aml-launch";
 }
 
+Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env) {
+  const bool has_store = joins_group(options, t);
+  // Munge is asked only where it would be used: a job with a store, under Slurm.
+  auto auth = JobAuth::resolve(options.rdzv_secret_file, env,
+                               has_store ? std::function<Result<bool>()>(store::munge_available)
+                                         : std::function<Result<bool>()>());
+  for (std::string_view variable : {kSecretVariable, kSecretFileVariable}) {
+    unsetenv(std::string(variable).c_str());
+    env.erase(std::string(variable));
+  }
+  if (!auth) return auth.error();
+  if (has_store && auth->source() == JobAuth::Source::none &&
+      (options.require_auth || require_auth_from(env))) {
+    return invalid(options.require_auth ? "--require-auth" : std::string(kRequireAuthVariable),
+                   "set",
+                   "a job secret on every node (--rdzv-secret-file FILE, AML_LAUNCH_SECRET_FILE "
+                   "or AML_LAUNCH_SECRET), or munge under Slurm: this job would let anyone who "
+                   "reaches its store join or stop it");
+  }
+  return auth;
+}
+
 std::string host_name() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) return "?";
@@ -29,14 +57,19 @@ std::string host_name() {
 
 // A per-node launch on several nodes meets the other nodes through node 0's store.
 Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
-                                                    const PlanInputs& inputs,
+                                                    const PlanInputs& inputs, const JobAuth& auth,
                                                     std::function<void(const std::string&)> say) {
   const Topology& t = plan.topology;
+  const bool per_process = t.launch == Launch::per_process;
+  if (auth.source() == JobAuth::Source::none && (!per_process || t.rank == 0)) {
+    // Once a job: by each node's launcher, or rank 0's of a per-process launch.
+    std::cerr << "aml-launch: warning: " + auth.description() + "\n";
+  }
   GroupOptions group;
+  group.auth = auth;
   group.master_addr = t.master_addr;
   group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
-  const bool per_process = t.launch == Launch::per_process;
   // Per process, each rank's launcher is a member, with that one worker.
   group.self.node_rank = per_process ? t.rank : t.node_rank;
   group.self.on_node = per_process ? t.node_rank : -1;
@@ -70,6 +103,9 @@ void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs
   inputs.worker_master_port = agreed.worker_master_port;
   inputs.store_address = group.store_address();
   inputs.store_token = group.token();
+  const StoreCredentials workers = group.worker_credentials();
+  inputs.worker_auth = store::auth_kind_name(static_cast<store::AuthKind>(workers.kind));
+  inputs.worker_key_hex = store::to_hex(workers.key);
   inputs.tf_workers.clear();
   if (inputs.tf_ports.empty()) return;
   for (const NodeInfo& node : agreed.nodes) {

@@ -9,16 +9,22 @@
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
+#include "store/job_auth.hpp"
 
 namespace aml {
 
 bool joins_group(const Options& options, const Topology& t);
 
+// How this job's store admits its members: the secret (then removed from this process's
+// environment and from `env`, so that no worker or tool inherits it), munge under Slurm, or
+// none; an error for a bad secret, or for none under --require-auth in a job with a store.
+Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env);
+
 std::string host_name();
 
 // `say`: what a launcher waiting for an elastic round says on stderr.
 Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
-                                                    const PlanInputs& inputs,
+                                                    const PlanInputs& inputs, const JobAuth& auth,
                                                     std::function<void(const std::string&)> say);
 
 void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs);

@@ -239,6 +239,15 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--rdzv-id", options.rdzv_id,
                  "Multi-node: the token every node presents to node 0's store (default: the "
                  "run id: AZUREML_RUN_ID, SLURM_JOB_ID, ..., else MASTER_ADDR:MASTER_PORT)");
+  app.add_option("--rdzv-secret-file", options.rdzv_secret_file,
+                 "Multi-node: a file holding the job's secret (at least 16 bytes), the same on "
+                 "every node: only launchers and workers that prove they know it (a mutual "
+                 "challenge-response; the secret never crosses the wire) reach node 0's store. "
+                 "Also AML_LAUNCH_SECRET_FILE, or the secret itself in AML_LAUNCH_SECRET; under "
+                 "Slurm with munge, munge credentials need nothing. See README, Security");
+  app.add_flag("--require-auth", options.require_auth,
+               "Multi-node: refuse to run without a job secret or munge (also "
+               "AML_LAUNCH_REQUIRE_AUTH=1)");
   app.add_option("--rdzv-endpoint", raw.rdzv_endpoint,
                  "HOST[:PORT] of the rendezvous store (torchrun's spelling; default port 29400): "
                  "the node at HOST serves it and is node 0 (same as --master-addr/--master-port)");

@@ -21,7 +21,9 @@ struct Options {
   bool dry_run = false;
   OutputFormat format = OutputFormat::text;
   std::string run_id;
-  std::string rdzv_id;  // the job's token at the rendezvous (default: the run id)
+  std::string rdzv_id;           // the job's token at the rendezvous (default: the run id)
+  std::string rdzv_secret_file;  // the job's secret (also AML_LAUNCH_SECRET_FILE)
+  bool require_auth = false;     // no store without authentication (also AML_LAUNCH_REQUIRE_AUTH)
   double rdzv_timeout_seconds = 600;
   // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
   double node_timeout_seconds = 60;

@@ -5,7 +5,8 @@
 #     be loaded there), the style check, the packaging tests (their consumer is built by gcc),
 #     the release tests and the container test (they test the release artifacts) and the
 #     client frameworks (they test the launcher's environment, not its memory safety)
-#  2. the libFuzzer targets, 60 s each: environment parsers, store frames, console tagging;
+#  2. the libFuzzer targets, 60 s each: environment parsers, store frames, the store's
+#     handshake (a real server with a job secret), console tagging;
 #     side by side with 3 (they are timed, not counted: they take the minutes the builds leave)
 #  3. the builds a user types (Debug, Release, RelWithDebInfo, MinSizeRel with gcc and clang;
 #     scripts/build-types.sh): warnings are errors only in this script's own builds
@@ -69,7 +70,7 @@ stage "fuzzing (60 s each, one after the other) beside the builds a user types"
 fuzz_log=$(mktemp)
 (
   fuzz fuzz_env_parsers tests/fuzz/corpus && fuzz fuzz_store_frames tests/fuzz/store_corpus &&
-    fuzz fuzz_tag_lines tests/fuzz/tag_corpus
+    fuzz fuzz_store_handshake tests/fuzz/handshake_corpus && fuzz fuzz_tag_lines tests/fuzz/tag_corpus
 ) >"$fuzz_log" 2>&1 &
 fuzzing=$!
 scripts/build-types.sh

@@ -12,11 +12,30 @@
 
 namespace aml {
 
+// How a client proves that it belongs to the job, and checks that the store does (DESIGN §5):
+// nothing (a job without a secret), a key derived from the job's secret, or a munge credential
+// (Slurm). The job's secret itself is never sent.
+struct StoreCredentials {
+  enum class Kind : std::uint8_t { none = 0, key = 1, munge = 2 };
+  Kind kind = Kind::none;
+  std::string key;        // Kind::key: this role's key (32 bytes)
+  bool launcher = false;  // a launcher of the job (a member of its node group), else a worker
+  std::string member;     // who connects, for the store's log: "node 2", "rank 5"
+  // A worker's, from what aml-launch gave it (AML_LAUNCH_STORE_AUTH, AML_LAUNCH_STORE_KEY):
+  // none where those are absent.
+  static Result<StoreCredentials> from_environment();
+};
+
 class StoreClient {
  public:
   static constexpr std::chrono::milliseconds kForever{0xffffffffu};
 
-  // Connects and presents the job's token; an error says which store refused and why.
+  // Connects, presents the job's token (its public run id) and, unless the credentials are
+  // none, proves itself and checks the store's proof; an error says which store refused and why.
+  static Result<StoreClient> connect(const std::string& host, int port, const std::string& token,
+                                     const StoreCredentials& credentials,
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // The same with no credentials (a store without a secret).
   static Result<StoreClient> connect(const std::string& host, int port, const std::string& token,
                                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
@@ -73,6 +92,8 @@ class StoreClient {
 
  private:
   StoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
+  // The handshake of store/handshake.hpp, from the client's side.
+  Result<bool> handshake(const std::string& token, const StoreCredentials& credentials);
   // Sends one request frame and reads one reply body (its status byte first).
   Result<std::string> call(const std::string& frame,
                            std::chrono::milliseconds server_wait = std::chrono::milliseconds(0));

@@ -3,8 +3,11 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "store/job_auth.hpp"
 #include "topology/host_port.hpp"
 #include "topology/worker_marker.hpp"
+
+extern char** environ;
 
 namespace aml::comm {
 namespace {
@@ -29,8 +32,10 @@ Result<JobStore> open_job_store(const ProcessTopology& topology, const std::stri
     auto where = split_host_port(kStoreVariable, launcher_store);
     if (!where) return where.error();
     if (!where->port) return invalid(std::string(kStoreVariable), launcher_store, "host:port");
-    auto client =
-        StoreClient::connect(where->host, *where->port, env_or(kStoreTokenVariable, ""), timeout);
+    auto credentials = StoreCredentials::from_environment();
+    if (!credentials) return credentials.error();
+    auto client = StoreClient::connect(where->host, *where->port, env_or(kStoreTokenVariable, ""),
+                                       *credentials, timeout);
     if (!client) return client.error();
     store.client.emplace(std::move(*client));
     return store;
@@ -41,15 +46,21 @@ Result<JobStore> open_job_store(const ProcessTopology& topology, const std::stri
                                       " bootstrap (or run under aml-launch, which sets it)");
   }
   const std::string token = env_or(kRunIdVariable, job.run_id.empty() ? "aml-comm" : job.run_id);
+  // Without a launcher (mpirun -x AML_LAUNCH_SECRET ...): the job's secret, where given,
+  // admits only the job's ranks to rank 0's store too.
+  auto auth = JobAuth::resolve("", env_from(environ), nullptr);
+  if (!auth) return auth.error();
   std::string dial = job.master_addr;
   if (topology.rank == 0) {
-    auto host = StoreHost::start(
-        job.master_port, token, "rank 0 serves the " + purpose + " bootstrap store on MASTER_PORT");
+    auto host = StoreHost::start("0.0.0.0", job.master_port, token, auth->server_auth(token),
+                                 "rank 0 serves the " + purpose + " bootstrap store on MASTER_PORT",
+                                 "aml::comm");
     if (!host) return host.error();
     store.host = std::move(*host);
     dial = "127.0.0.1";
   }
-  auto client = StoreClient::connect(dial, job.master_port, token, timeout);
+  auto client =
+      StoreClient::connect(dial, job.master_port, token, auth->worker_credentials(token), timeout);
   if (!client) return client.error();
   store.client.emplace(std::move(*client));
   return store;

@@ -1,6 +1,6 @@
 #include "comm/mpi_api.hpp"
 
-#include "comm/shared_library.hpp"
+#include "util/shared_library.hpp"
 
 namespace aml::comm {
 namespace {

@@ -24,13 +24,14 @@ bool bindable(const addrinfo* address) {
 }  // namespace
 
 LocalHost local_host(const std::string& host) {
+  std::string by_name;
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) == 0) {
     const std::string self = name;
     const std::string short_self = self.substr(0, self.find('.'));
     if (strcasecmp(host.c_str(), self.c_str()) == 0 ||
         strcasecmp(host.c_str(), short_self.c_str()) == 0) {
-      return {true, host + " is this host's name"};
+      by_name = host + " is this host's name";
     }
   }
   addrinfo hints{};
@@ -38,16 +39,30 @@ LocalHost local_host(const std::string& host) {
   hints.ai_socktype = SOCK_DGRAM;
   addrinfo* found = nullptr;
   if (int rc = getaddrinfo(host.c_str(), "0", &hints, &found); rc != 0) {
-    return {false, "cannot resolve " + host + " here (" + gai_strerror(rc) + ")"};
+    if (!by_name.empty()) return {true, by_name, ""};
+    return {false, "cannot resolve " + host + " here (" + gai_strerror(rc) + ")", ""};
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> results(found, freeaddrinfo);
   for (const addrinfo* it = found; it != nullptr; it = it->ai_next) {
     if (!bindable(it)) continue;
     const std::string address = address_text(it->ai_addr);
-    return {true, address == host ? address + " is an address of this host"
-                                  : host + " resolves to " + address + ", an address of this host"};
+    if (!by_name.empty()) return {true, by_name, address};
+    return {true,
+            address == host ? address + " is an address of this host"
+                            : host + " resolves to " + address + ", an address of this host",
+            address};
   }
-  return {false, host + " (" + address_text(found->ai_addr) + ") is not an address of this host"};
+  if (!by_name.empty()) return {true, by_name, ""};
+  return {false, host + " (" + address_text(found->ai_addr) + ") is not an address of this host",
+          ""};
+}
+
+std::string listen_address_for(const std::string& master_addr, const LocalHost& here) {
+  in_addr ipv4{};
+  if (!here.local || inet_pton(AF_INET, here.address.c_str(), &ipv4) != 1) return "0.0.0.0";
+  const bool loopback = here.address.starts_with("127.");
+  const bool said_so = here.address == master_addr || master_addr == "localhost";
+  return loopback && !said_so ? "0.0.0.0" : here.address;
 }
 
 }  // namespace aml

@@ -33,6 +33,12 @@ struct ElasticPlan {
   double node_timeout_seconds = 0;
 };
 
+// How the job's store admits its members (DESIGN §5), where the job has a store.
+struct StoreAuthPlan {
+  std::string mode;   // "secret-file", "secret-env", "munge", "none"
+  std::string about;  // for people: where the secret comes from, or what having none means
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
@@ -46,6 +52,7 @@ struct LaunchPlan {
   std::optional<ElasticPlan> elastic;
   std::optional<Placement> placement;
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy as asked
+  std::optional<StoreAuthPlan> store_auth;               // where the launchers meet at a store
 };
 
 // Facts gathered from the machine and the network before the plan is built, so that
@@ -78,6 +85,11 @@ struct PlanInputs {
   int worker_master_port = 0;
   std::string store_address;  // host:port of the job's store ("" when there is none)
   std::string store_token;
+  std::optional<StoreAuthPlan> store_auth;
+  // What the workers prove themselves to the store with: "none", "key" or "munge", and for a
+  // key the workers' key (derived from the job's secret; it cannot prove a launcher).
+  std::string worker_auth = "none";
+  std::string worker_key_hex;
   // A per-process launch whose launchers meet as a group (DESIGN §5): as on several nodes,
   // the workers' MASTER_PORT comes from the rendezvous.
   bool per_process_group = false;

@@ -40,6 +40,10 @@ std::string plan_json(const LaunchPlan& plan) {
   out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()
                                                     : nlohmann::ordered_json(plan.socket_ifname);
   out["socket_ifname_reason"] = plan.socket_ifname_reason;
+  // null: no store (one launcher alone).
+  out["auth"] = plan.store_auth ? nlohmann::ordered_json{{"mode", plan.store_auth->mode},
+                                                         {"about", plan.store_auth->about}}
+                                : nlohmann::ordered_json();
   if (t.elastic && plan.elastic) {
     const ElasticPlan& e = *plan.elastic;
     out["elastic"] = {

@@ -78,6 +78,9 @@ std::string plan_text(const LaunchPlan& plan) {
                                          : "picked by node 0 at the rendezvous; this port is the "
                                            "store's")));
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
+  if (plan.store_auth) {
+    line(fmt::format("store auth:      {}: {}", plan.store_auth->mode, plan.store_auth->about));
+  }
   line(fmt::format("socket ifname:   {} ({})",
                    plan.socket_ifname.empty() ? "(not set)" : plan.socket_ifname,
                    plan.socket_ifname_reason));

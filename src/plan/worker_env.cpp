@@ -81,6 +81,8 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   if (!inputs.store_address.empty()) {
     set(kStoreVariable, inputs.store_address);
     set(kStoreTokenVariable, inputs.store_token);
+    set(kStoreAuthVariable, inputs.worker_auth);
+    if (!inputs.worker_key_hex.empty()) set(kStoreKeyVariable, inputs.worker_key_hex);
   }
   for (const auto& [name, value] : inputs.hang_env) set(name, value);
   if (!plan.socket_ifname.empty()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "supervisor/failure_summary.hpp"
 
@@ -10,17 +11,29 @@ namespace aml {
 using std::chrono::milliseconds;
 using namespace group_timing;
 
+namespace {
+
+// Who a launcher is, for the store's log of refusals.
+std::string member_name(const NodeInfo& self) {
+  return "the launcher on " + self.host + " (pid " + std::to_string(self.pid) + ")";
+}
+
+}  // namespace
+
 Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   std::unique_ptr<StoreHost> host;
   std::string dial = options.master_addr;
   if (options.self.node_rank == 0) {
-    auto started =
-        StoreHost::start(options.master_port, options.token,
-                         "node 0 serves the rendezvous store on MASTER_PORT, so that "
-                         "port must be free there (the workers get a port of their own)");
+    const std::string bind =
+        listen_address_for(options.master_addr, local_host(options.master_addr));
+    auto started = StoreHost::start(
+        bind, options.master_port, options.token, options.auth.server_auth(options.token),
+        "node 0 serves the rendezvous store on MASTER_PORT, so that port must be free there "
+        "(the workers get a port of their own)",
+        "aml-launch");
     if (started) {
       host = std::move(*started);
-      dial = "127.0.0.1";
+      dial = bind == "0.0.0.0" ? "127.0.0.1" : bind;
     } else if (options.elastic && is_loopback(options.master_addr)) {
       // Several launchers of an elastic job on one host, meeting on loopback: the first to
       // take the port serves the store, the others join it.
@@ -29,15 +42,17 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
       return started.error();
     }
   }
-  auto control =
-      StoreClient::connect(dial, options.master_port, options.token, options.rdzv_timeout);
+  auto control = StoreClient::connect(
+      dial, options.master_port, options.token,
+      options.auth.launcher_credentials(options.token, member_name(options.self)),
+      options.rdzv_timeout);
   if (!control) {
     Error error = control.error();
     error.expected +=
         " (" +
         (options.self.node_rank >= 0 ? "node " + std::to_string(options.self.node_rank)
                                      : std::string("this node")) +
-        " could not reach node 0's rendezvous store at MASTER_ADDR=" + options.master_addr +
+        " joining node 0's rendezvous store at MASTER_ADDR=" + options.master_addr +
         " MASTER_PORT=" + std::to_string(options.master_port) + " within --rdzv-timeout " +
         seconds_text(options.rdzv_timeout) + ")";
     return error;
@@ -45,15 +60,25 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   control->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
   options.self.addr = options.self.node_rank == 0 ? options.master_addr : control->local_address();
   return std::unique_ptr<NodeGroup>(
-      new NodeGroup(std::move(options), std::move(host), std::move(*control)));
+      new NodeGroup(std::move(options), std::move(host), std::move(*control), std::move(dial)));
 }
 
 bool NodeGroup::is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control)
-    : options_(std::move(options)), host_(std::move(host)), control_(std::move(control)) {}
+Result<StoreClient> NodeGroup::connect_store(std::chrono::milliseconds timeout) const {
+  return StoreClient::connect(
+      dial_, options_.master_port, options_.token,
+      options_.auth.launcher_credentials(options_.token, member_name(options_.self)), timeout);
+}
+
+NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control,
+                     std::string dial)
+    : options_(std::move(options)),
+      host_(std::move(host)),
+      control_(std::move(control)),
+      dial_(std::move(dial)) {}
 
 // The connections (declared after host_) close before the store they talk to stops.
 NodeGroup::~NodeGroup() {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rendezvous/node_info.hpp"
+#include "store/job_auth.hpp"
 #include "store/store_host.hpp"
 #include "supervisor/peer_link.hpp"
 
@@ -25,7 +26,8 @@ namespace aml {
 struct GroupOptions {
   std::string master_addr;
   int master_port = 0;  // the store's port on node 0 (the job's MASTER_PORT)
-  std::string token;    // every node presents it; the job's rendezvous id
+  std::string token;    // every node presents it; the job's rendezvous id (public)
+  JobAuth auth;         // how the nodes prove they belong to the job, and the store does
   NodeInfo self;        // addr is filled in on joining
   std::chrono::milliseconds rdzv_timeout{600000};
   // A node without a heartbeat this long is lost; no other wait of a running job is shorter.
@@ -79,6 +81,10 @@ class NodeGroup : public PeerLink {
   // "10.0.0.1:29500": for workers that want to use the store themselves.
   std::string store_address() const;
   const std::string& token() const { return options_.token; }
+  // What this job's workers prove themselves to the store with (never the job's secret).
+  StoreCredentials worker_credentials() const {
+    return options_.auth.worker_credentials(options_.token);
+  }
 
   int fd() const override;
   int next_poll_ms() const override;
@@ -100,8 +106,10 @@ class NodeGroup : public PeerLink {
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
  private:
-  NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control);
+  NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control,
+            std::string dial);
   static bool is_loopback(const std::string& host);
+  Result<StoreClient> connect_store(std::chrono::milliseconds timeout) const;
   std::string key(const std::string& name) const;  // this round's key
   std::string round_name() const;                  // "round 0 of run X", for errors
   std::string members_word() const;                // "node rank", or "rank" (per-process)
@@ -140,6 +148,7 @@ class NodeGroup : public PeerLink {
   GroupOptions options_;
   std::unique_ptr<StoreHost> host_;   // node 0 only
   StoreClient control_;               // joins, heartbeats, reports
+  std::string dial_;                  // where this node reaches node 0's store
   std::optional<StoreClient> watch_;  // blocked on this round's abort key
   Agreement agreement_;
   long launcher_id_ = -1;      // elastic: the job's number for this launcher (node 0's is 0)

@@ -48,9 +48,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return named.error();
     }
   }
-  const std::string dial = self.node_rank == 0 ? "127.0.0.1" : options_.master_addr;
-  auto watch = StoreClient::connect(dial, options_.master_port, options_.token,
-                                    std::max(kShortestReplyTimeout, options_.node_timeout));
+  auto watch = connect_store(std::max(kShortestReplyTimeout, options_.node_timeout));
   if (!watch) return watch.error();
   watch->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
   watch_.emplace(std::move(*watch));

@@ -89,18 +89,20 @@ Result<int> dial(const std::string& host, int port, std::chrono::milliseconds ti
 
 Result<StoreClient> StoreClient::connect(const std::string& host, int port,
                                          const std::string& token,
+                                         const StoreCredentials& credentials,
                                          std::chrono::milliseconds timeout) {
   auto fd = dial(host, port, timeout);
   if (!fd) return fd.error();
   StoreClient client(*fd, host + ":" + std::to_string(port));
-  auto reply = client.call(FrameWriter()
-                               .u8(static_cast<std::uint8_t>(Opcode::hello))
-                               .u32(store::kMagic)
-                               .u16(store::kVersion)
-                               .str(token)
-                               .finish());
-  if (!reply) return reply.error();
+  auto shaken = client.handshake(token, credentials);
+  if (!shaken) return shaken.error();
   return client;
+}
+
+Result<StoreClient> StoreClient::connect(const std::string& host, int port,
+                                         const std::string& token,
+                                         std::chrono::milliseconds timeout) {
+  return connect(host, port, token, StoreCredentials{}, timeout);
 }
 
 StoreClient::StoreClient(StoreClient&& other) noexcept
@@ -318,7 +320,13 @@ Result<bool> StoreClient::heartbeat() { return send_request(request(Opcode::hear
 void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) {
   reply_timeout_ = timeout;
   unsigned int ms = clamp_ms(timeout);
-  if (fd_ >= 0) setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+  if (fd_ < 0) return;
+  setsockopt(fd_, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+  if (timeout.count() == 0) {
+    // For ever again: no receive timeout left from an earlier setting (read_reply sets one).
+    timeval none{};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
+  }
 }
 
 std::string StoreClient::local_address() const {

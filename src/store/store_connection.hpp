@@ -31,7 +31,15 @@ struct StoreServer::Connection {
   std::optional<std::multimap<Clock::time_point, std::pair<std::uint64_t, std::uint64_t>>::iterator>
       deadline;
   Clock::time_point last_progress;  // its last bytes in: what silent() measures
-  std::string watched_as;           // identify: the name silent() gives for it
+  // Admission (store_server_admission.cpp): who it says it is and where the handshake stands.
+  Clock::time_point accepted_at;
+  std::string peer;      // "10.0.0.9:41234"'s address part, for refusals
+  bool proving = false;  // the challenge is sent; PROVE is the only request taken
+  Role role = Role::worker;
+  std::string member;
+  std::string client_nonce;
+  std::string server_nonce;
+  std::string watched_as;  // identify: the name silent() gives for it
   // Set (if absent) when the connection closes: key, value.
   std::optional<std::pair<std::string, std::string>> last_will;
 

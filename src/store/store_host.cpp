@@ -5,18 +5,42 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace aml {
 namespace {
 
 constexpr int kStorePriority = -10;  // nice value: well ahead of nice-0 workers, below -20
+constexpr rlim_t kWantedDescriptors = 65536;
+
+// A store takes a descriptor a connection: a thousand nodes, or a flood of strangers beside
+// them, need more than the usual soft limit of 1,024. Raised towards the hard limit, which
+// the process may do by itself.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= kWantedDescriptors) return;
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? kWantedDescriptors
+                                                   : std::min(limit.rlim_max, kWantedDescriptors);
+  (void)setrlimit(RLIMIT_NOFILE, &limit);
+}
 
 }  // namespace
 
-Result<std::unique_ptr<StoreHost>> StoreHost::start(int port, const std::string& token,
-                                                    const std::string& role) {
+Result<std::unique_ptr<StoreHost>> StoreHost::start(const std::string& bind_address, int port,
+                                                    const std::string& token,
+                                                    const store::ServerAuth& auth,
+                                                    const std::string& role,
+                                                    const std::string& speaker) {
+  raise_descriptor_limit();
   store::ServerOptions options;
   options.token = token;
-  auto server = store::StoreServer::listen("0.0.0.0", port, std::move(options));
+  options.auth = auth;
+  options.log = [speaker](const std::string& line) {
+    // One write a line: it does not interleave with the main thread's console output.
+    const std::string text = speaker + ": " + line + "\n";
+    [[maybe_unused]] ssize_t n = write(STDERR_FILENO, text.data(), text.size());
+  };
+  auto server = store::StoreServer::listen(bind_address, port, std::move(options));
   if (!server) {
     Error error = server.error();
     error.expected += "; " + role;

@@ -15,10 +15,14 @@ namespace aml {
 
 class StoreHost {
  public:
-  // Listens on every address at `port` for clients that present `token`; `role` says in an
-  // error why that port must be free.
-  static Result<std::unique_ptr<StoreHost>> start(int port, const std::string& token,
-                                                  const std::string& role);
+  // Listens on bind_address:port ("0.0.0.0": every interface) for the job's clients: those
+  // that present `token` and prove themselves as `auth` asks. `role` says in an error why that
+  // port must be free; refusals go to stderr after `speaker` ("aml-launch").
+  static Result<std::unique_ptr<StoreHost>> start(const std::string& bind_address, int port,
+                                                  const std::string& token,
+                                                  const store::ServerAuth& auth,
+                                                  const std::string& role,
+                                                  const std::string& speaker);
   ~StoreHost();  // stops serving and joins the thread
 
   int port() const { return server_->port(); }

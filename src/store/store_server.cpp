@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "net/address_text.hpp"
 #include "store/store_connection.hpp"
 
 namespace aml::store {
@@ -67,7 +68,9 @@ StoreServer::StoreServer(UniqueFd listener, UniqueFd epoll, UniqueFd wakeup, int
       wakeup_(std::move(wakeup)),
       port_(port),
       options_(std::move(options)),
-      next_stall_check_(Clock::now() + options_.stall_timeout) {}
+      refusals_(options_.log),
+      next_stall_check_(Clock::now() + std::min<Clock::duration>(options_.stall_timeout,
+                                                                 options_.handshake_timeout)) {}
 
 StoreServer::~StoreServer() = default;
 
@@ -102,23 +105,40 @@ void StoreServer::poll_once(int timeout_ms) {
   if (Clock::now() - asleep > std::chrono::milliseconds(timeout) + kLoopStall) {
     resumed_ = Clock::now();
   }
-  for (int i = 0; i < n; ++i) {
-    std::uint64_t id = events[i].data.u64;
-    if (id == kListenerKey) {
-      accept_all();
-      continue;
-    }
-    if (id == kWakeupKey) {
-      std::uint64_t count;
-      while (read(wakeup_.get(), &count, sizeof(count)) > 0) {
-      }
-      continue;
-    }
-    if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(id);
-    if (events[i].events & EPOLLOUT) on_writable(id);
-  }
+  handle_events(events, n);
   expire_deadlines();
   if (Clock::now() >= next_stall_check_) drop_stalled();
+}
+
+// The job's members first: a flood of strangers (new connections, junk, handshakes) waits
+// behind them, never the other way round.
+void StoreServer::handle_events(const epoll_event* events, int n) {
+  auto is_member = [&](std::uint64_t id) {
+    auto it = connections_.find(id);
+    return it != connections_.end() && it->second->authenticated;
+  };
+  bool accept_now = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t id = events[i].data.u64;
+      if (id == kListenerKey) {
+        accept_now = true;
+        continue;
+      }
+      if (id == kWakeupKey) {
+        if (pass == 0) {
+          std::uint64_t count;
+          while (read(wakeup_.get(), &count, sizeof(count)) > 0) {
+          }
+        }
+        continue;
+      }
+      if ((pass == 0) != is_member(id)) continue;
+      if (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) on_readable(id);
+      if (events[i].events & EPOLLOUT) on_writable(id);
+    }
+  }
+  if (accept_now) accept_all();
 }
 
 void StoreServer::run() {
@@ -131,24 +151,50 @@ void StoreServer::stop() {
   [[maybe_unused]] ssize_t n = write(wakeup_.get(), &one, sizeof(one));
 }
 
+// At most this many new connections a turn of the loop: the members' requests come between.
+constexpr int kAcceptsPerTurn = 128;
+
 void StoreServer::accept_all() {
-  while (true) {
-    int fd = accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or out of descriptors: the rest wait in the backlog
+  for (int accepted = 0; accepted < kAcceptsPerTurn; ++accepted) {
+    sockaddr_storage from{};
+    socklen_t from_length = sizeof(from);
+    int fd = accept4(listener_.get(), reinterpret_cast<sockaddr*>(&from), &from_length,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if ((errno == EMFILE || errno == ENFILE) && !unproven_.empty()) {
+        evict_oldest_unproven("out of file descriptors: the oldest unproven connection made room");
+        continue;
+      }
+      if (errno == EMFILE || errno == ENFILE) {
+        // Nothing to evict: leave the rest in the backlog until the next check, rather than
+        // wake for them at once again.
+        epoll_event event{};
+        event.data.u64 = kListenerKey;
+        epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, listener_.get(), &event);
+        listener_paused_ = true;
+      }
+      return;  // EAGAIN: no more for now
+    }
     if (connections_.size() >= options_.max_connections) {
       ::close(fd);
       continue;
     }
+    if (unproven_.size() >= options_.max_unproven) {
+      evict_oldest_unproven("over " + std::to_string(options_.max_unproven) +
+                            " connections that had not proven themselves: the oldest went");
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    auto c = std::make_unique<Connection>(options_.limits.max_frame);
+    auto c = std::make_unique<Connection>(options_.max_unproven_frame);
     c->id = next_id_++;
     c->fd.reset(fd);
-    c->last_progress = Clock::now();
+    c->last_progress = c->accepted_at = Clock::now();
+    c->peer = address_text(reinterpret_cast<const sockaddr*>(&from));
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.u64 = c->id;
     epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event);
+    unproven_.insert(c->id);
     connections_.emplace(c->id, std::move(c));
   }
 }
@@ -163,11 +209,20 @@ void StoreServer::on_readable(std::uint64_t id) {
     if (n > 0) {
       c.decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
       c.last_progress = Clock::now();
+      // Before it has proven itself a connection gets a handshake's worth of memory.
+      if (!c.authenticated && c.decoder.buffered() > 2 * options_.max_unproven_frame) {
+        return refuse(c, "sent more than a handshake before proving itself");
+      }
       if (static_cast<std::size_t>(n) < sizeof(buffer)) break;
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
+    if (c.proving) {
+      // It left at this store's proof: it checked it and found it wrong.
+      refusals_.refused(c.peer, "it left at this store's proof (another job secret?)",
+                        Clock::now());
+    }
     return close(id);  // end of stream or a socket error
   }
   process_frames(c);
@@ -178,12 +233,21 @@ void StoreServer::process_frames(Connection& c) {
   // A blocked client's further requests stay queued until its wait ends.
   while (!c.waiting && !c.close_after_send) {
     std::optional<std::string> body = c.decoder.next();
-    if (c.decoder.error()) return reply_error(c, "frame length over the limit", true);
+    if (c.decoder.error()) {
+      if (!c.authenticated)
+        return refuse(c, "not an aml store client (a frame length over the limit)");
+      return reply_error(c, "frame length over the limit", true);
+    }
     if (!body) return;
     std::string why;
     std::optional<Request> request = parse_request(*body, options_.limits, why);
+    if (!request && !c.authenticated) return refuse(c, "not an aml store client (" + why + ")");
     if (!request) return reply_error(c, why, true);
-    handle(c, *request);
+    if (!c.authenticated) {
+      admit(c, *request);
+    } else {
+      handle(c, *request);
+    }
     if (!connections_.count(id)) return;
   }
 }
@@ -191,13 +255,32 @@ void StoreServer::process_frames(Connection& c) {
 void StoreServer::drop_stalled() {
   const auto now = Clock::now();
   next_stall_check_ =
-      now + std::min<Clock::duration>(options_.stall_timeout, std::chrono::seconds(1));
+      now + std::min<Clock::duration>(
+                {options_.stall_timeout, options_.handshake_timeout, std::chrono::seconds(1)});
+  if (listener_paused_) {
+    listener_paused_ = false;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = kListenerKey;
+    epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, listener_.get(), &event);
+  }
+  // Unproven connections are dropped by age, however they trickle bytes; members only where
+  // they stall in the middle of a frame.
+  std::vector<std::uint64_t> late;
+  for (std::uint64_t id : unproven_) {
+    if (now - connections_.at(id)->accepted_at < options_.handshake_timeout) break;
+    late.push_back(id);
+  }
+  const std::string deadline = std::to_string(options_.handshake_timeout.count()) + " ms";
+  for (std::uint64_t id : late) refuse(*connections_.at(id), "no handshake within " + deadline);
   std::vector<std::uint64_t> stalled;
   for (const auto& [id, c] : connections_) {
-    bool idle_too_long = now - c->last_progress >= options_.stall_timeout;
-    if (idle_too_long && (c->decoder.mid_frame() || !c->authenticated)) stalled.push_back(id);
+    if (c->authenticated && c->decoder.mid_frame() &&
+        now - c->last_progress >= options_.stall_timeout)
+      stalled.push_back(id);
   }
   for (std::uint64_t id : stalled) close(id);
+  refusals_.flush(now);
 }
 
 // Output buffer room a connection keeps between replies.
@@ -256,6 +339,7 @@ void StoreServer::close(std::uint64_t id) {
   if (it == connections_.end()) return;
   if (it->second->waiting) forget_wait(*it->second);
   auto will = std::move(it->second->last_will);
+  unproven_.erase(id);
   connections_.erase(it);
   // Gone first: waking the waiters may close other connections, never this one again.
   if (will && !data_.count(will->first) && data_.size() < options_.limits.max_keys) {

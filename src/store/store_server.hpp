@@ -3,6 +3,8 @@
 // registry that set and add wake, and in a deadline queue for its timeout.
 #pragma once
 
+#include <sys/epoll.h>
+
 #include <aml/error.hpp>
 #include <atomic>
 #include <chrono>
@@ -10,21 +12,38 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "store/handshake.hpp"
+#include "store/refusal_log.hpp"
 #include "store/wire.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml::store {
 
+// How clients prove they belong to the job (store/handshake.hpp).
+struct ServerAuth {
+  AuthKind kind = AuthKind::none;
+  std::string launcher_key;  // kind key: role_key(secret, job, launcher)
+  std::string worker_key;    // kind key: role_key(secret, job, worker)
+};
+
 struct ServerOptions {
-  std::string token;  // every client must present it in HELLO
+  std::string token;  // every client must present it in HELLO: the job's public id
+  ServerAuth auth;
   Limits limits;
-  std::chrono::milliseconds stall_timeout{10000};  // mid-frame, or no HELLO, for this long: dropped
+  std::chrono::milliseconds stall_timeout{10000};  // a member mid-frame this long: dropped
+  // A connection that has not proven itself (DESIGN §5): this long from its accept at most,
+  // this many bytes in its frames, this many of them at once (the oldest goes for a new one).
+  std::chrono::milliseconds handshake_timeout{5000};
+  std::uint32_t max_unproven_frame = 4096;
+  std::size_t max_unproven = 8192;
   std::size_t max_connections = 1 << 17;
   std::size_t max_pending_output = 16u << 20;  // a client that does not read its replies is dropped
+  RefusalLog::Sink log;  // refusals, each address once (store/refusal_log.hpp)
 };
 
 class StoreServer {
@@ -50,6 +69,8 @@ class StoreServer {
   std::size_t pending_wait_entries() const;
   // Bytes the server holds per connection right now (buffers and bookkeeping), for reports.
   std::size_t connection_memory() const;
+  std::size_t unproven_count() const { return unproven_.size(); }
+  std::size_t refusals() const { return refusals_.refusals(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -57,10 +78,20 @@ class StoreServer {
 
   StoreServer(UniqueFd listener, UniqueFd epoll, UniqueFd wakeup, int port, ServerOptions options);
   void accept_all();
+  void handle_events(const ::epoll_event* events, int n);
   void on_readable(std::uint64_t id);
   void on_writable(std::uint64_t id);
   void process_frames(Connection& c);
   void handle(Connection& c, const Request& r);
+  // store_server_admission.cpp: HELLO and PROVE, what a proven worker may not do, refusals.
+  void admit(Connection& c, const Request& r);
+  void hello(Connection& c, const Request& r);
+  void prove(Connection& c, const Request& r);
+  void proven(Connection& c);
+  std::optional<std::string> server_proof(Connection& c);  // nullopt: refused
+  bool worker_may(const Connection& c, const Request& r, std::string& why) const;
+  void refuse(Connection& c, const std::string& why);
+  void evict_oldest_unproven(const std::string& why);
   bool all_present(const std::vector<std::string>& keys) const;
   void start_wait(Connection& c, const Request& r);
   void finish_wait(Connection& c, Status status);
@@ -83,6 +114,10 @@ class StoreServer {
   ServerOptions options_;
   std::unordered_map<std::string, std::string> data_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+  std::set<std::uint64_t> unproven_;  // by id, so by age: the oldest is the first
+  RefusalLog refusals_;
+  bool listener_paused_ =
+      false;  // out of descriptors with nothing to evict: resumed by the next check
   // key -> connections waiting for it, each with the sequence number of that wait (so that a
   // finished wait's stale entry is recognised). By connection, so that ending one wait costs
   // the same whether 10 or 4,096 clients wait on that key (every node watches the abort key,

@@ -25,18 +25,9 @@ std::size_t StoreServer::pending_wait_entries() const {
   return entries;
 }
 void StoreServer::handle(Connection& c, const Request& r) {
-  if (!c.authenticated) {
-    if (r.op != Opcode::hello || r.magic != kMagic)
-      return reply_error(c, "not an aml store client", true);
-    if (r.version != kVersion) {
-      return reply_error(c,
-                         "protocol version " + std::to_string(r.version) + ", server speaks " +
-                             std::to_string(kVersion),
-                         true);
-    }
-    if (!same_token(r.token, options_.token)) return reply_error(c, "wrong job token", true);
-    c.authenticated = true;
-    return reply(c, status_frame(Status::ok));
+  if (std::string why; !worker_may(c, r, why)) {
+    refusals_.refused(c.peer, why, Clock::now());
+    return reply_error(c, why, true);
   }
   const std::string* key = r.keys.empty() ? nullptr : &r.keys.front();
   auto would_exceed = [&](const std::string& k) {
@@ -44,7 +35,8 @@ void StoreServer::handle(Connection& c, const Request& r) {
   };
   switch (r.op) {
     case Opcode::hello:
-      return reply_error(c, "HELLO twice", true);
+    case Opcode::prove:
+      return reply_error(c, "a handshake request after the handshake", true);
     case Opcode::set:
       if (would_exceed(*key))
         return reply_error(c, "the store holds its maximum number of keys", false);

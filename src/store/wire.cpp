@@ -134,11 +134,28 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
       auto version = in.u16();
       auto token = in.str(limits.max_key);
       ok = magic && version && token;
-      if (ok) {
-        r.magic = *magic;
-        r.version = *version;
-        r.token.assign(*token);
-      }
+      if (!ok) break;
+      r.magic = *magic;
+      r.version = *version;
+      r.token.assign(*token);
+      // Another version's fields are not read: the store answers with the version it speaks.
+      if (r.magic != kMagic || r.version != kVersion) return r;
+      auto auth = in.u8();
+      auto role = in.u8();
+      auto member = in.str(limits.max_member);
+      auto nonce = in.str(limits.max_proof);
+      ok = auth && role && member && nonce;
+      if (!ok) break;
+      r.auth = *auth;
+      r.role = *role;
+      r.member.assign(*member);
+      r.nonce.assign(*nonce);
+      break;
+    }
+    case Opcode::prove: {
+      auto proof = in.str(limits.max_proof);
+      ok = proof.has_value();
+      if (ok) r.nonce.assign(*proof);
       break;
     }
     case Opcode::set:

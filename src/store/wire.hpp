@@ -2,7 +2,10 @@
 //   frame    = u32 body_length, body
 //   request  = u8 opcode, fields...        response = u8 status, fields...
 //   string   = u32 length, bytes           i64 / u32 / u16 little-endian
-// The first request on a connection is HELLO: u32 magic, u16 version, string token.
+// The first request on a connection is HELLO: u32 magic, u16 version, string token (the job's
+// public id), u8 auth kind, u8 role, string member, string nonce. Where the job has a secret
+// (or munge), the store answers with its nonce and its proof, and the client's next request is
+// PROVE with its own (store/handshake.hpp): nothing else is served before.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +17,7 @@
 namespace aml::store {
 
 inline constexpr std::uint32_t kMagic = 0x534c4d41;  // "AMLS" on the wire
-inline constexpr std::uint16_t kVersion = 1;
+inline constexpr std::uint16_t kVersion = 2;
 
 enum class Opcode : std::uint8_t {
   hello = 1,
@@ -43,8 +46,10 @@ enum class Opcode : std::uint8_t {
   // No fields and no reply: the client is alive (what silent measures), at the cost of one
   // read on the server.
   heartbeat = 14,
+  // string proof: the client's answer to the store's challenge (the reply to its HELLO).
+  prove = 15,
 };
-inline constexpr std::uint8_t kLastOpcode = 14;
+inline constexpr std::uint8_t kLastOpcode = 15;
 
 enum class Status : std::uint8_t { ok = 0, timeout = 1, error = 2 };
 
@@ -54,6 +59,8 @@ struct Limits {
   std::uint32_t max_value = 1u << 20;
   std::uint32_t max_keys = 1u << 20;   // keys held by the store
   std::uint32_t max_wait_keys = 1024;  // keys in one check or wait
+  std::uint32_t max_member = 256;      // HELLO's member name
+  std::uint32_t max_proof = 2048;      // a nonce, a MAC or a munge credential
 };
 
 // Builds one frame.
@@ -100,6 +107,8 @@ class FrameDecoder {
   std::optional<std::string> next();
   bool error() const { return error_; }
   bool mid_frame() const { return buffer_.size() > offset_; }
+  std::size_t buffered() const { return buffer_.size() - offset_; }
+  void set_max_frame(std::uint32_t max_frame) { max_frame_ = max_frame; }
 
  private:
   std::string buffer_;
@@ -116,10 +125,14 @@ struct Request {
   std::string desired;            // compare_set
   std::int64_t delta = 0;         // add
   std::uint32_t timeout_ms = 0;   // get / wait / get_all; silent: min_ms
-  // hello
+  // hello (auth and role as store/handshake.hpp's AuthKind and Role)
   std::uint32_t magic = 0;
   std::uint16_t version = 0;
   std::string token;
+  std::uint8_t auth = 0;
+  std::uint8_t role = 0;
+  std::string member;
+  std::string nonce;  // hello: the client's; prove: its proof
 };
 
 // nullopt with `why` set when the body is not a well-formed request within the limits.

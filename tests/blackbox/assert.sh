@@ -39,3 +39,12 @@ wait_launchers() {  # wait_launchers N: $s<i> each one's status, $ms<i> when it 
     eval "ms$i=$((($(date +%s%N) - t0) / 1000000))"
   done
 }
+
+# The network-namespace tests: every process whose environment carries AML_TEST_MARK=MARK (the
+# test's launchers and whatever they started), this shell excepted, SIGKILLed.
+kill_marked_processes() {  # kill_marked_processes MARK
+  local p
+  for p in $(grep -l -s -a "AML_TEST_MARK=$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+    [ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
+  done
+}

@@ -12,7 +12,10 @@
 # - scancel with workers whose children ignore TERM and call setsid: after Slurm's SIGKILL of
 #   the tasks' process groups nothing of the job is left within 1 s;
 # - tasks Slurm bound (task/affinity, srun --cpu-bind=map_cpu:1,0) keep Slurm's CPUs whatever
-#   --bind asks: the placement leaves a scheduler's binding alone.
+#   --bind asks: the placement leaves a scheduler's binding alone;
+# - munge (AML_MUNGE_SOCKET: the test's munged): with no secret configured the ranks' launchers
+#   authenticate with munge credentials; a stranger with a credential of the job's user is
+#   admitted, one with another UID's (nobody's) refused, and the job runs to its end.
 # usage: slurm_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -185,4 +188,30 @@ check "scancel, TERM ignored: Slurm ended the job" [ -z "$(squeue -h -n aml-deaf
 sleep 1
 check "scancel, TERM ignored (pgid tracking): of $before processes none is left 1 s after Slurm ended the job ($(left deaf))" \
   [ "$(left deaf)" = 0 ]
+
+# --- Munge: nothing configured but the cluster's munged, and only the job's user gets in.
+export AML_MUNGE_SOCKET="$D/munge.sock"
+modes=$(srun -N1 -n2 --overcommit "$BIN" --dry-run --format json -- true |
+  python3 -c 'import json, sys; print(" ".join(json.loads(l)["auth"]["mode"] for l in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00")))')
+check "srun -n 2 --dry-run, no secret: munge ($modes)" [ "$modes" = "munge munge" ]
+port=$(free_port)
+rm -f "$W"/up.*
+env W="$W" MARK="aml-slurm-$$-munge" srun -N1 -n2 --overcommit -J aml-munge "$BIN" --master-addr 127.0.0.1 \
+  --master-port "$port" --run-id munge-job -- sh -c 'touch "$W/up.$RANK"; echo "auth=$AML_LAUNCH_STORE_AUTH"; sleep 5' \
+  >"$W/munge.out" 2>"$W/munge.err" &
+job=$!
+until_up
+stranger="$(dirname "$0")/../blackbox/store_stranger.py"
+out=$(/usr/bin/python3 "$stranger" munge 127.0.0.1 "$port" munge-job 2>&1)
+check "a client with a munge credential of the job's user is admitted ($out)" [ "$out" = admitted ]
+chmod 711 "$D"  # nobody reaches the munged socket inside
+out=$(setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$stranger" munge 127.0.0.1 "$port" munge-job 2>&1)
+check "a client with another UID's munge credential is refused ($out)" \
+  grep -q "refused: a munge credential of UID 65534, not of the job's user" <<<"$out"
+wait $job; status=$?
+check "the munge job runs to its end ($status): both ranks' workers had munge, no warning" bash -c \
+  "[ $status = 0 ] && [ \$(grep -c '^auth=munge$' '$W/munge.out') = 2 ] && ! grep -q 'anyone who reaches' '$W/munge.err'" ||
+  cat "$W/munge.out" "$W/munge.err"
+check "rank 0's launcher said it refused UID 65534's credential" \
+  grep -q "refused a connection from 127.0.0.1: a munge credential of UID 65534" "$W/munge.err"
 finish

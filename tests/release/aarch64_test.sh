@@ -3,7 +3,8 @@
 # Debian 12's aarch64 glibc in a root of its own (tests/release/debian_debs.sh): the binary's
 # launch, fail-fast, exit statuses, signals, relay without loss (tagged: the NEON tagging, and
 # its unit tests compiled for aarch64), --dry-run of the repository's
-# environment cases (and the shared contract's where present), two nodes on loopback, --preflight=gloo with the aarch64 aml-preflight
+# environment cases (and the shared contract's where present), two nodes on loopback with a job
+# secret (one of them the x86_64 release), --preflight=gloo with the aarch64 aml-preflight
 # (Gloo built in), and the aarch64 wheel pip-installed for Debian's
 # aarch64 Python, whose ranks read their topology through its library. Emulation checks
 # behaviour only: nothing here is timed beyond generous limits. The workers are this machine's
@@ -103,17 +104,20 @@ else
   echo "note: no shared contract beside the repository; its cases are among the repository's own"
 fi
 
-# Two nodes on loopback, both launchers emulated.
+# Two nodes on loopback with a job secret: node 0 the emulated aarch64 launcher, node 1 the
+# x86_64 release: the libsodium compiled into each gives the same proofs on both.
 port=$((20000 + RANDOM % 20000))
-for node in 0 1; do
-  "$QEMU" -L "$ROOT" "$BIN" --nnodes 2 --node-rank $node --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port \
-    --rdzv-timeout 120 -- sh -c 'echo "rank $RANK of $WORLD_SIZE"' >"$W/node.$node" 2>&1 &
-  eval "node$node=\$!"
-done
+head -c 32 /dev/urandom | base64 >"$W/secret"
+"$QEMU" -L "$ROOT" "$BIN" --nnodes 2 --node-rank 0 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port \
+  --rdzv-timeout 120 --rdzv-secret-file "$W/secret" -- sh -c 'echo "rank $RANK of $WORLD_SIZE $AML_LAUNCH_STORE_AUTH"' >"$W/node.0" 2>&1 &
+node0=$!
+"$DIST/aml-launch-x86_64" --nnodes 2 --node-rank 1 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port \
+  --rdzv-timeout 120 --rdzv-secret-file "$W/secret" -- sh -c 'echo "rank $RANK of $WORLD_SIZE $AML_LAUNCH_STORE_AUTH"' >"$W/node.1" 2>&1 &
+node1=$!
 wait "$node0"; s0=$?
 wait "$node1"; s1=$?
-check "two nodes on loopback: both exit 0 ($s0 $s1), ranks 0-3 of 4" bash -c \
-  "[ $s0 = 0 ] && [ $s1 = 0 ] && [ \$(cat '$W/node.0' '$W/node.1' | grep -c 'rank [0-3] of 4') = 4 ]" ||
+check "two nodes with a secret, aarch64 and x86_64: both exit 0 ($s0 $s1), ranks 0-3 of 4" bash -c \
+  "[ $s0 = 0 ] && [ $s1 = 0 ] && [ \$(cat '$W/node.0' '$W/node.1' | grep -c 'rank [0-3] of 4 key') = 4 ]" ||
   cat "$W/node.0" "$W/node.1"
 
 # The aarch64 preflight, Gloo built in: dist/aml-launch-aarch64 finds aml-preflight-aarch64

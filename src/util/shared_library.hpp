@@ -1,6 +1,6 @@
-// A vendor library opened at run time (dlopen), so that nothing needs MPI, NCCL or a GPU
-// driver to start: aml::comm and aml-preflight use them where the image has them, and say
-// exactly what was missing where it has not.
+// A vendor library opened at run time (dlopen), so that nothing needs MPI, NCCL, a GPU driver
+// or munge to start: aml::comm, aml-preflight and the store's handshake use them where the
+// image has them, and say exactly what was missing where it has not.
 #pragma once
 
 #include <aml/error.hpp>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace aml::comm {
+namespace aml {
 
 struct LibrarySearch {
   std::string backend;             // whose library, for messages: "mpi"
@@ -54,4 +54,4 @@ Result<const Api*> load_once(Load load) {
   return &*loaded;
 }
 
-}  // namespace aml::comm
+}  // namespace aml

@@ -1,10 +1,10 @@
-#include "comm/shared_library.hpp"
+#include "util/shared_library.hpp"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
 
-namespace aml::comm {
+namespace aml {
 
 Result<void*> open_library(const LibrarySearch& search) {
   std::vector<std::string> names = search.names;
@@ -29,4 +29,4 @@ void* SymbolTable::find(const char* name) {
   return symbol;
 }
 
-}  // namespace aml::comm
+}  // namespace aml

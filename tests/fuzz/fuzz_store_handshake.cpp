@@ -1,0 +1,76 @@
+// libFuzzer target over the store's admission (DESIGN §5): a real server with a job secret,
+// in this process, and a client connection that sends whatever the fuzzer makes, in pieces.
+// Whatever arrives, the server neither crashes nor leaks, and no byte stream made without the
+// job's key ever gets a connection admitted.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "store/handshake.hpp"
+#include "store/store_server.hpp"
+
+namespace {
+
+aml::store::StoreServer& server() {
+  static std::unique_ptr<aml::store::StoreServer> instance = [] {
+    aml::store::ServerOptions options;
+    options.token = "job";
+    options.auth = {aml::store::AuthKind::key,
+                    aml::store::role_key("the job's secret", "job", aml::store::Role::launcher),
+                    aml::store::role_key("the job's secret", "job", aml::store::Role::worker)};
+    options.log = [](const std::string&) {};
+    auto listening = aml::store::StoreServer::listen("127.0.0.1", 0, options);
+    if (!listening) __builtin_trap();
+    return std::move(*listening);
+  }();
+  return *instance;
+}
+
+int connect_to(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) __builtin_trap();
+  return fd;
+}
+
+// Reads what the server sent; false once it closed the connection.
+bool still_open(int fd) {
+  char buffer[4096];
+  while (true) {
+    ssize_t n = recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n == 0) return false;
+    if (n < 0) return errno != ECONNRESET && errno != EPIPE;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
+  if (size == 0) return 0;
+  aml::store::StoreServer& s = server();
+  const std::size_t piece = 1 + bytes[0] % 64;
+  std::string_view stream(reinterpret_cast<const char*>(bytes) + 1, size - 1);
+  int fd = connect_to(s.port());
+  s.poll_once(0);  // accepted
+  for (std::size_t at = 0; at < stream.size(); at += piece) {
+    std::string_view part = stream.substr(at, piece);
+    if (send(fd, part.data(), part.size(), MSG_NOSIGNAL) < 0) break;
+    s.poll_once(0);
+    if (!still_open(fd)) break;
+  }
+  s.poll_once(0);
+  if (s.connection_count() != s.unproven_count()) __builtin_trap();  // admitted without the key
+  close(fd);
+  for (int i = 0; i < 4 && s.connection_count() > 0; ++i) s.poll_once(1);
+  return 0;
+}
