@@ -117,6 +117,24 @@ wait "$g1"; s1=$?
 check "aml::comm gloo over 2 nodes x 2 workers meets through the authenticated store ($s0 $s1)" bash -c \
   "[ $s0 = 0 ] && [ $s1 = 0 ] && grep -q 'allreduce of ranks 0..3 over gloo: sum = 6 (expected 6): ok' '$WORK/gloo.0'" || cat "$WORK/gloo.0" "$WORK/gloo.1"
 
+# --- An elastic job (--nnodes 2:2) with a hot spare, all with the secret: rounds and the spare's
+# wait go through the authenticated store; a stranger coming as a spare is refused.
+for i in 0 1 2; do
+  on "$i" "$BIN" --nnodes 2:2 --rdzv-endpoint "$MASTER:29617" --rdzv-id elastic --rdzv-last-call 1 \
+    --rdzv-timeout 20 --rdzv-secret-file "$WORK/secret" -- sh -c 'echo "up $AML_LAUNCH_STORE_AUTH"; sleep 3' \
+    >"$WORK/elastic.$i" 2>&1 &
+  eval "e$i=\$!"
+  sleep 0.3
+done
+out=$(on 2 "$py" "$STRANGER" abort "$MASTER" 29617 elastic 2>&1)
+wait "$e0"; s0=$?
+wait "$e1"; s1=$?
+wait "$e2"; s2=$?
+check "elastic with a secret: two nodes run a round, the third waits as a spare, all exit 0 ($s0 $s1 $s2)" bash -c \
+  "[ $s0$s1$s2 = 000 ] && [ \$(cat '$WORK'/elastic.[012] | grep -c '^up key$') = 2 ] && grep -q 'hot spare' '$WORK/elastic.2'" ||
+  cat "$WORK"/elastic.[012]
+check "elastic: a stranger without the secret is refused ($out)" grep -q "^refused" <<<"$out"
+
 # --- The store listens on the job's address, not on every interface.
 node 0 29615 "$WORK/bind.0" --rdzv-secret-file "$WORK/secret" -- true & b0=$!
 for _ in $(seq 100); do on 0 ss -ltn 2>/dev/null | grep -q ":29615 " && break; sleep 0.05; done
