@@ -70,7 +70,15 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
                         .str(nonce)
                         .finish());
   set_reply_timeout(kept_timeout);
-  if (!reply) return reply.error();
+  if (!reply) {
+    // A store that refused says why; anything else that listens there (etcd, a web server,
+    // another program) does not answer a HELLO as a store does.
+    if (reply.error().expected.find("it said:") != std::string::npos) return reply.error();
+    return invalid("store", where_,
+                   "an aml-launch store answering its HELLO (" + reply.error().expected +
+                       "): something else listens there; is MASTER_PORT (the rendezvous "
+                       "endpoint's port) the store's?");
+  }
   if (kind == AuthKind::none) return true;
 
   // The store proves itself first, over both nonces.

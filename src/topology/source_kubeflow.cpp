@@ -82,6 +82,15 @@ Result<Detected> read(const DetectContext& ctx) {
     t.master_port = *port;
   }
   if (const std::string* id = find(env, "PET_RDZV_ID")) t.run_id = *id;
+  // Kubeflow's rdzvBackend. Every launcher taking etcd's port for node 0's store would wait on
+  // an endpoint that is no store: refused here, as --rdzv-backend etcd is.
+  if (const std::string* backend = find(env, "PET_RDZV_BACKEND")) {
+    if (!backend->empty() && *backend != "c10d" && *backend != "static") {
+      return invalid("PET_RDZV_BACKEND", *backend,
+                     "c10d or static (the rendezvous on node 0's store, at PET_RDZV_ENDPOINT): "
+                     "set rdzvBackend: c10d, with the endpoint at worker 0");
+    }
+  }
   if (t.elastic) {
     if (node_rank->has_value()) {
       t.notes.push_back("PET_NODE_RANK=" + std::to_string(**node_rank) +

@@ -382,6 +382,15 @@ std::vector<Case> cases() {
           {{"PET_NNODES", "2"}, {"PET_NODE_RANK", "2"}, {"PET_MASTER_ADDR", "m"}}, "PET_NODE_RANK"),
       bad("Kubeflow multi-node without a master", {{"PET_NNODES", "2"}, {"PET_NODE_RANK", "1"}},
           "PET_MASTER_ADDR"),
+      bad("Kubeflow rdzvBackend etcd: not node 0's store, refused rather than waited on",
+          {{"PET_NNODES", "2:4"}, {"PET_RDZV_ENDPOINT", "etcd:2379"}, {"PET_RDZV_BACKEND", "etcd"}},
+          "PET_RDZV_BACKEND"),
+      ok("Kubeflow rdzvBackend c10d",
+         {{"PET_NNODES", "2"},
+          {"PET_NODE_RANK", "1"},
+          {"PET_RDZV_ENDPOINT", "w0:29400"},
+          {"PET_RDZV_BACKEND", "c10d"}},
+         {"kubeflow", PN, 2, 1, 1, 2, 1, "w0", 29400}),
 
       // --- torch env:// (Azure ML PyTorch) ---
       ok("Azure ML PyTorch per-process, local size from RANK, LOCAL_RANK, NODE_RANK",

@@ -158,6 +158,32 @@ TEST_F(StoreAuthTest, UnprovenConnectionsHaveADeadlineABudgetAndACap) {
   EXPECT_EQ(server_->unproven_count(), 0u);
 }
 
+TEST(StoreHandshake, SomethingElseAtThePortIsNamedNotWaitedOn) {
+  // A web server's answer where the store should be (etcd's, a wrong port's alike).
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  socklen_t length = sizeof(addr);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &length);
+  std::thread web([listener] {
+    int c = accept(listener, nullptr, nullptr);
+    char request[256];
+    (void)recv(c, request, sizeof(request), 0);
+    const std::string answer = "HTTP/1.0 400 Bad Request\r\n\r\n";
+    (void)send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+    close(c);
+  });
+  auto c = StoreClient::connect("127.0.0.1", ntohs(addr.sin_port), kJob, as_launcher(), 2s);
+  web.join();
+  close(listener);
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.error().message().find("something else listens there"), std::string::npos)
+      << c.error().message();
+}
+
 TEST(RefusalLog, EachAddressAndReasonOnceAndAFewLinesAMinute) {
   std::vector<std::string> lines;
   store::RefusalLog log([&](const std::string& line) { lines.push_back(line); });
