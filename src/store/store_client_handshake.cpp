@@ -53,7 +53,13 @@ Result<StoreCredentials> StoreCredentials::from_environment() {
   return credentials;
 }
 
-Result<bool> StoreClient::handshake(const std::string& token, const StoreCredentials& credentials) {
+Result<bool> StoreClient::handshake(const std::string& token, const StoreCredentials& given) {
+  // A member name is for the store's log: one past the wire's limit (a long host name) is cut,
+  // not refused. Both sides prove over what was sent.
+  StoreCredentials credentials = given;
+  if (credentials.member.size() > store::Limits{}.max_member) {
+    credentials.member.resize(store::Limits{}.max_member);
+  }
   const auto kind = static_cast<AuthKind>(credentials.kind);
   const Role role = credentials.launcher ? Role::launcher : Role::worker;
   const std::string nonce = kind == AuthKind::none ? std::string() : store::random_nonce();

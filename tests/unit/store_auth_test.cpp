@@ -93,6 +93,13 @@ TEST_F(StoreAuthTest, TheJobsLaunchersAndWorkersAreAdmitted) {
   EXPECT_TRUE(said().empty());
 }
 
+TEST_F(StoreAuthTest, ALongMemberNameIsCutNotRefused) {
+  StoreCredentials launcher = keyed(kSecret, true);
+  launcher.member = "the launcher on " + std::string(300, 'h') + " (pid 1)";  // a long FQDN
+  auto c = connect(launcher);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+}
+
 TEST_F(StoreAuthTest, NoCredentialsAWrongSecretAndAWorkersKeyAsALaunchersAreRefused) {
   auto none = connect(as_launcher());
   ASSERT_FALSE(none.ok());
