@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "net/local_host.hpp"
 #include "store/job_auth.hpp"
 #include "topology/host_port.hpp"
 #include "topology/worker_marker.hpp"
@@ -52,12 +53,13 @@ Result<JobStore> open_job_store(const ProcessTopology& topology, const std::stri
   if (!auth) return auth.error();
   std::string dial = job.master_addr;
   if (topology.rank == 0) {
-    auto host = StoreHost::start("0.0.0.0", job.master_port, token, auth->server_auth(token),
+    const std::string listen = listen_address_for(job.master_addr, local_host(job.master_addr));
+    auto host = StoreHost::start(listen, job.master_port, token, auth->server_auth(token),
                                  "rank 0 serves the " + purpose + " bootstrap store on MASTER_PORT",
                                  "aml::comm");
     if (!host) return host.error();
     store.host = std::move(*host);
-    dial = "127.0.0.1";
+    dial = listen == "0.0.0.0" ? "127.0.0.1" : listen;
   }
   auto client =
       StoreClient::connect(dial, job.master_port, token, auth->worker_credentials(token), timeout);
