@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main demo: the plan for node 1 of a 2-node Azure ML MPI job (one process per node, four
-# workers each), then four Open MPI ranks, each an aml-launch running the rank_info example,
+# workers each), then four Open MPI ranks, each an aml-launch running the rank_info example (their
+# launchers meeting with a job secret),
 # then four workers that allreduce their ranks through aml::comm (Gloo).
 set -eu
 cd "$(dirname "$0")/.."
@@ -12,9 +13,12 @@ env -i PATH=/usr/bin:/bin OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COM
   "$BIN" --dry-run --format text --nproc-per-node 4 -- python train.py
 
 echo
-echo "== mpirun -np 4 aml-launch -- rank_info"
+echo "== mpirun -np 4 -x AML_LAUNCH_SECRET aml-launch -- rank_info (the ranks' launchers prove the job's secret)"
 [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun --oversubscribe -np 4 "$BIN" -- build/examples/rank_info | sort
+AML_LAUNCH_SECRET=$(head -c 24 /dev/urandom | base64)
+export AML_LAUNCH_SECRET
+mpirun --oversubscribe -np 4 -x AML_LAUNCH_SECRET "$BIN" -- build/examples/rank_info | sort
+unset AML_LAUNCH_SECRET
 
 echo
 echo "== aml-launch --nproc-per-node 4 -- allreduce (aml::comm over Gloo)"
