@@ -1,8 +1,8 @@
 # libsodium, for the store's handshake (HMAC-SHA256, nonces, constant-time comparison): compiled
 # here from a source tree (AML_SODIUM_SOURCE_DIR; scripts/fetch-sodium.sh gets the release's
 # pinned one) with the build's own toolchain and linked in, so that the release needs glibc
-# alone; or, in a build from source on Debian, Debian's shared library (libsodium-dev), as
-# Debian's Gloo is used there. Either way the project links `sodium`: a target, or the name.
+# alone; or, in a build from source on Debian, Debian's libsodium-dev (static into executables,
+# shared into shared libraries). Either way the project links the target `sodium`.
 if(AML_SODIUM_SOURCE_DIR)
   set(_sodium ${AML_SODIUM_SOURCE_DIR}/src/libsodium)
   if(NOT EXISTS ${_sodium}/include/sodium.h OR NOT EXISTS ${_sodium}/include/sodium/version.h.in)
@@ -40,13 +40,20 @@ if(AML_SODIUM_SOURCE_DIR)
 elseif(AML_PORTABLE)
   message(FATAL_ERROR "The portable build compiles libsodium from source: -DAML_SODIUM_SOURCE_DIR=$(scripts/fetch-sodium.sh)")
 else()
-  # Linked by its name, `sodium`, so that the installed package asks its users for the same
-  # (-lsodium: Debian's libsodium-dev).
+  # Executables (aml-launch, aml-preflight) take Debian's static archive and need glibc alone, as
+  # the release does; a shared library (libaml_comm.so) cannot (the archive is not PIC) and
+  # takes the shared one.
   find_path(SODIUM_INCLUDE_DIR sodium.h)
   find_library(SODIUM_LIBRARY NAMES sodium)
-  if(NOT SODIUM_INCLUDE_DIR OR NOT SODIUM_LIBRARY)
+  find_library(SODIUM_STATIC_LIBRARY NAMES libsodium.a)
+  if(NOT SODIUM_INCLUDE_DIR OR NOT SODIUM_LIBRARY OR NOT SODIUM_STATIC_LIBRARY)
     message(FATAL_ERROR "libsodium is needed (Debian: apt-get install libsodium-dev; "
                         "or -DAML_SODIUM_SOURCE_DIR=$(scripts/fetch-sodium.sh))")
   endif()
+  add_library(sodium INTERFACE)
+  set(_shared_kinds "SHARED_LIBRARY;MODULE_LIBRARY")
+  target_link_libraries(sodium INTERFACE
+    "$<IF:$<IN_LIST:$<TARGET_PROPERTY:TYPE>,${_shared_kinds}>,${SODIUM_LIBRARY},${SODIUM_STATIC_LIBRARY}>")
+  target_include_directories(sodium SYSTEM INTERFACE $<BUILD_INTERFACE:${SODIUM_INCLUDE_DIR}>)
   message(STATUS "libsodium: ${SODIUM_LIBRARY}")
 endif()
