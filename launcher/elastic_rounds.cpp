@@ -76,8 +76,15 @@ void ElasticRounds::ended(const RunOutcome& outcome) {
 }
 
 std::string ElasticRounds::with_rounds(const std::string& summary_json) const {
+  if (rounds_.empty() && !rendezvous_) return summary_json;
   auto summary = nlohmann::ordered_json::parse(summary_json, nullptr, false);
   if (summary.is_discarded()) return summary_json;
+  if (rendezvous_) {
+    summary["rendezvous"] = {{"backend", rendezvous_->backend},
+                             {"endpoints", rendezvous_->endpoints},
+                             {"loss", rendezvous_->loss}};
+  }
+  if (rounds_.empty()) return summary.dump(2) + "\n";
   auto member_json = [](const Member& m) {
     return nlohmann::ordered_json{
         {"node_rank", m.node_rank}, {"host", m.host}, {"launcher_pid", m.pid}};

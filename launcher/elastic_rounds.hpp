@@ -1,11 +1,13 @@
 // The record of an elastic job's rounds (DESIGN §5), for the console and --summary-file: each
-// round's members, who came and who went, and why it ended.
+// round's members, who came and who went, and why it ended; and which rendezvous held the job.
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/run_workers.hpp"
 
@@ -18,7 +20,10 @@ class ElasticRounds {
   std::string began(const Agreement& agreed, bool node_zero);
   // The round ended (a failure, a lost node, a stop, or the end of the job).
   void ended(const RunOutcome& outcome);
-  // {"rounds": [...]} merged into a --summary-file's JSON text.
+  // The job's rendezvous backend, for the summary (a job with a group).
+  void held_by(const RendezvousPlan& rendezvous) { rendezvous_ = rendezvous; }
+  // {"rendezvous": {...}, "rounds": [...]} merged into a --summary-file's JSON text (each where
+  // the job has it).
   std::string with_rounds(const std::string& summary_json) const;
   bool empty() const { return rounds_.empty(); }
 
@@ -38,6 +43,7 @@ class ElasticRounds {
     std::string ended;  // why; "" while it runs
   };
   std::vector<Round> rounds_;
+  std::optional<RendezvousPlan> rendezvous_;
 };
 
 // A hot spare (or a launcher that came late) of an elastic job that ended while it waited.

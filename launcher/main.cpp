@@ -81,7 +81,7 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
                                const NodeIdentity& node, bool final, const ElasticRounds& rounds) {
   if (options.summary_file.empty()) return "";
   std::string summary = run_summary_json(outcome, node, final);
-  if (!rounds.empty()) summary = rounds.with_rounds(summary);
+  summary = rounds.with_rounds(summary);
   if (replace_file(options.summary_file, summary)) return "";
   return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
          std::strerror(errno) + "\n";
@@ -208,6 +208,7 @@ int run(int argc, char** argv) {
                     inputs->per_process_group ? plan.topology.rank : -1};
   std::unique_ptr<NodeGroup> group;
   ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
+  if (plan.rendezvous) rounds.held_by(*plan.rendezvous);
   if (joins_group(options, plan.topology)) {
     auto started =
         start_node_group(options, plan, *inputs, *auth,
@@ -237,6 +238,8 @@ int run(int argc, char** argv) {
       launch.restart_count = restart_count = agreed->round;
       launch.restarts_used = agreed->restarts_used;
       apply_agreement(*agreed, *group, round_inputs);
+      // Under etcd no node is node 0 for good: the workers meet at this round's.
+      if (group->on_etcd()) round_topology.master_addr = group->node0_address();
       if (round_topology.elastic) {
         // This round's place: the rendezvous gave the node rank and the node count.
         round_topology.node_rank = node.node_rank = agreed->node_rank;

@@ -7,6 +7,7 @@
 
 #include "store/handshake.hpp"
 #include "store/munge_credential.hpp"
+#include "topology/rdzv_backend.hpp"
 
 namespace aml {
 namespace {
@@ -49,6 +50,33 @@ Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env
   return auth;
 }
 
+Result<RendezvousBackend> rendezvous_backend_for(const Options& options, const Env& env) {
+  RendezvousBackend backend;
+  const bool from_flag = !options.rdzv_backend.empty();
+  const auto named = env.find("PET_RDZV_BACKEND");
+  const std::string name = from_flag            ? options.rdzv_backend
+                           : named != env.end() ? named->second
+                                                : "";
+  const std::string variable = from_flag ? "--rdzv-backend" : "PET_RDZV_BACKEND";
+  auto on_etcd = is_etcd_backend(variable, name);
+  if (!on_etcd) return on_etcd.error();
+  if (!*on_etcd) return backend;
+  backend.kind = RendezvousBackend::Kind::etcd;
+  if (!options.etcd_endpoints.empty()) {
+    backend.endpoints = options.etcd_endpoints;
+    return backend;
+  }
+  const auto listed = env.find("PET_RDZV_ENDPOINT");
+  if (listed == env.end()) {
+    return missing("--rdzv-endpoint",
+                   "etcd's members (HOST:PORT,...) for " + variable + "=" + name);
+  }
+  auto members = etcd_endpoints("PET_RDZV_ENDPOINT", listed->second);
+  if (!members) return members.error();
+  backend.endpoints = *members;
+  return backend;
+}
+
 std::string host_name() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) return "?";
@@ -67,6 +95,10 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   }
   GroupOptions group;
   group.auth = auth;
+  if (plan.rendezvous && plan.rendezvous->backend == "etcd") {
+    group.backend.kind = RendezvousBackend::Kind::etcd;
+    group.backend.endpoints = plan.rendezvous->endpoints;
+  }
   group.master_addr = t.master_addr;
   group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;

@@ -10,6 +10,7 @@
 #include "topology/host_port.hpp"
 #include "topology/master.hpp"
 #include "topology/numbers.hpp"
+#include "topology/rdzv_backend.hpp"
 
 namespace aml {
 namespace {
@@ -70,17 +71,26 @@ std::optional<Error> finish_rendezvous(const RawFlags& raw, Options& options) {
       options.overrides.nnodes_range = *range;
     }
   }
-  if (!raw.rdzv_endpoint.empty()) {
+  auto on_etcd = is_etcd_backend("--rdzv-backend", raw.rdzv_backend);
+  if (!on_etcd) return on_etcd.error();
+  options.rdzv_backend = raw.rdzv_backend;
+  if (!raw.rdzv_endpoint.empty() && *on_etcd) {
+    auto members = etcd_endpoints("--rdzv-endpoint", raw.rdzv_endpoint);
+    if (!members) return members.error();
+    options.etcd_endpoints = *members;
+    // The launchers' way out is found by the route to etcd; the workers' MASTER_ADDR is each
+    // round's node 0.
+    auto first = split_host_port("--rdzv-endpoint", members->front());
+    if (!first) return first.error();
+    options.overrides.master_addr = first->host;
+    options.overrides.master_port = first->port.value_or(kEtcdDefaultPort);
+  } else if (!raw.rdzv_endpoint.empty()) {
     auto endpoint = split_host_port("--rdzv-endpoint", raw.rdzv_endpoint);
     if (!endpoint || endpoint->host.empty()) {
       return invalid("--rdzv-endpoint", raw.rdzv_endpoint, "HOST or HOST:PORT");
     }
     options.overrides.master_addr = endpoint->host;
     options.overrides.master_port = endpoint->port.value_or(kRendezvousDefaultPort);
-  }
-  if (!raw.rdzv_backend.empty() && raw.rdzv_backend != "c10d" && raw.rdzv_backend != "static") {
-    return invalid("--rdzv-backend", raw.rdzv_backend,
-                   "c10d or static (both mean aml-launch's own store on node 0)");
   }
   if (!raw.rdzv_last_call.empty()) {
     auto seconds = flag_decimal("--rdzv-last-call", raw.rdzv_last_call, 0, false, 86400,
@@ -250,9 +260,13 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                "AML_LAUNCH_REQUIRE_AUTH=1)");
   app.add_option("--rdzv-endpoint", raw.rdzv_endpoint,
                  "HOST[:PORT] of the rendezvous store (torchrun's spelling; default port 29400): "
-                 "the node at HOST serves it and is node 0 (same as --master-addr/--master-port)");
+                 "the node at HOST serves it and is node 0 (same as --master-addr/--master-port). "
+                 "Under --rdzv-backend etcd: etcd's members, HOST[:PORT],HOST[:PORT],... (default "
+                 "port 2379)");
   app.add_option("--rdzv-backend", raw.rdzv_backend,
-                 "c10d or static: accepted for torchrun's command lines; both mean node 0's store");
+                 "Where the job's rendezvous is kept: c10d or static (the default: node 0's store; "
+                 "node 0's loss ends the job), or etcd / etcd-v3 (an etcd cluster, its v3 API: "
+                 "any node may be lost, node 0 included). Also Kubeflow's PET_RDZV_BACKEND");
   app.add_option("--rdzv-last-call", raw.rdzv_last_call,
                  "Elastic: once MIN nodes have joined, start the round when no other node came "
                  "for this many seconds (default 3). Shorter starts sooner; a node that comes "

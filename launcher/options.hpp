@@ -24,6 +24,8 @@ struct Options {
   std::string rdzv_id;           // the job's token at the rendezvous (default: the run id)
   std::string rdzv_secret_file;  // the job's secret (also AML_LAUNCH_SECRET_FILE)
   bool require_auth = false;     // no store without authentication (also AML_LAUNCH_REQUIRE_AUTH)
+  std::string rdzv_backend;      // --rdzv-backend as given ("": PET_RDZV_BACKEND, else c10d)
+  std::vector<std::string> etcd_endpoints;  // --rdzv-endpoint under --rdzv-backend etcd
   double rdzv_timeout_seconds = 600;
   // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
   double node_timeout_seconds = 60;

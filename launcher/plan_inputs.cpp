@@ -19,8 +19,11 @@ namespace aml {
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth) {
   PlanInputs inputs;
+  auto backend = rendezvous_backend_for(options, env);
+  if (!backend) return backend.error();
   if (joins_group(options, topology)) {
     inputs.store_auth = StoreAuthPlan{auth.mode(), auth.description()};
+    inputs.rendezvous = RendezvousPlan{backend->name(), backend->endpoints, backend->loss_means()};
   }
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);
@@ -58,8 +61,9 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   if (topology.elastic) {
     ElasticPlan elastic;
     const LocalHost here = local_host(topology.master_addr);
-    elastic.serves_store = here.local;
-    elastic.serves_reason = here.reason;
+    const bool on_etcd = backend->kind == RendezvousBackend::Kind::etcd;
+    elastic.serves_store = here.local && !on_etcd;
+    elastic.serves_reason = on_etcd ? "etcd holds the rendezvous: no node serves it" : here.reason;
     elastic.last_call_seconds = options.rdzv_last_call_seconds;
     elastic.admit_at_once = options.admit_at_once;
     elastic.max_restarts = options.max_restarts;

@@ -33,6 +33,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   plan.placement = inputs.placement;
   plan.memory_policy = inputs.memory_policy;
   plan.store_auth = inputs.store_auth;
+  plan.rendezvous = inputs.rendezvous;
   for (WorkerPlan& worker : plan.workers) {
     if (inputs.placement) {
       for (const RankPlacement& placed : inputs.placement->ranks) {

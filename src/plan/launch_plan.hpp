@@ -39,6 +39,13 @@ struct StoreAuthPlan {
   std::string about;  // for people: where the secret comes from, or what having none means
 };
 
+// Where the launchers of a multi-node job meet (DESIGN §5), where they do.
+struct RendezvousPlan {
+  std::string backend;                 // "c10d" (node 0's store) or "etcd"
+  std::vector<std::string> endpoints;  // etcd's members
+  std::string loss;                    // what losing a node means under it
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
@@ -53,6 +60,7 @@ struct LaunchPlan {
   std::optional<Placement> placement;
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy as asked
   std::optional<StoreAuthPlan> store_auth;               // where the launchers meet at a store
+  std::optional<RendezvousPlan> rendezvous;
 };
 
 // Facts gathered from the machine and the network before the plan is built, so that
@@ -86,6 +94,7 @@ struct PlanInputs {
   std::string store_address;  // host:port of the job's store ("" when there is none)
   std::string store_token;
   std::optional<StoreAuthPlan> store_auth;
+  std::optional<RendezvousPlan> rendezvous;
   // What the workers prove themselves to the store with: "none", "key" or "munge", and for a
   // key the workers' key (derived from the job's secret; it cannot prove a launcher).
   std::string worker_auth = "none";

@@ -44,6 +44,12 @@ std::string plan_json(const LaunchPlan& plan) {
   out["auth"] = plan.store_auth ? nlohmann::ordered_json{{"mode", plan.store_auth->mode},
                                                          {"about", plan.store_auth->about}}
                                 : nlohmann::ordered_json();
+  // null: no rendezvous (one launcher alone).
+  out["rendezvous"] = plan.rendezvous
+                          ? nlohmann::ordered_json{{"backend", plan.rendezvous->backend},
+                                                   {"endpoints", plan.rendezvous->endpoints},
+                                                   {"loss", plan.rendezvous->loss}}
+                          : nlohmann::ordered_json();
   if (t.elastic && plan.elastic) {
     const ElasticPlan& e = *plan.elastic;
     out["elastic"] = {

@@ -15,10 +15,16 @@ void elastic_lines(const LaunchPlan& plan, const Line& line) {
       fmt::format("nodes:           {} to {}, elastic: node ranks and the node count are given "
                   "at each round's rendezvous",
                   t.elastic->min, t.elastic->max));
-  line(fmt::format("rendezvous:      the store at {}:{}; {} ({})", t.master_addr, t.master_port,
-                   e.serves_store ? "this node serves it and is node 0"
-                                  : "another node serves it; this node joins",
-                   e.serves_reason));
+  if (plan.rendezvous && plan.rendezvous->backend == "etcd") {
+    line(
+        "rendezvous:      in etcd; no node serves it: each round's node 0 is whichever node the "
+        "round gives rank 0, and the workers' MASTER_ADDR is its address");
+  } else {
+    line(fmt::format("rendezvous:      the store at {}:{}; {} ({})", t.master_addr, t.master_port,
+                     e.serves_store ? "this node serves it and is node 0"
+                                    : "another node serves it; this node joins",
+                     e.serves_reason));
+  }
   line(
       fmt::format("rounds:          a round starts with {} nodes, or with at least {} once no "
                   "node came for --rdzv-last-call {} s; nodes beyond {} wait as hot spares",
@@ -69,15 +75,30 @@ std::string plan_text(const LaunchPlan& plan) {
   line(fmt::format("world size:      {}", t.elastic
                                               ? std::string("given at each round's rendezvous")
                                               : std::to_string(t.world_size)));
-  line(fmt::format("master:          {}:{} (workers' MASTER_PORT {})", t.master_addr, t.master_port,
-                   plan.worker_master_port != 0
-                       ? std::to_string(plan.worker_master_port)
-                       : std::string(t.launch == Launch::per_process
-                                         ? "picked by rank 0's launcher when the ranks' "
-                                           "launchers meet; this port is their store's"
-                                         : "picked by node 0 at the rendezvous; this port is the "
-                                           "store's")));
+  if (plan.rendezvous && plan.rendezvous->backend == "etcd") {
+    line(
+        "master:          each round's node 0, given at the rendezvous (the workers' MASTER_ADDR, "
+        "MASTER_PORT and store)");
+  } else {
+    line(fmt::format("master:          {}:{} (workers' MASTER_PORT {})", t.master_addr,
+                     t.master_port,
+                     plan.worker_master_port != 0
+                         ? std::to_string(plan.worker_master_port)
+                         : std::string(t.launch == Launch::per_process
+                                           ? "picked by rank 0's launcher when the ranks' "
+                                             "launchers meet; this port is their store's"
+                                           : "picked by node 0 at the rendezvous; this port is the "
+                                             "store's")));
+  }
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
+  if (plan.rendezvous) {
+    std::string where = plan.rendezvous->backend == "etcd" ? "etcd at " : "node 0's store";
+    for (std::size_t i = 0; i < plan.rendezvous->endpoints.size(); ++i) {
+      where += (i ? "," : "") + plan.rendezvous->endpoints[i];
+    }
+    line(fmt::format("rendezvous in:   {} ({}); {}", where, plan.rendezvous->backend,
+                     plan.rendezvous->loss));
+  }
   if (plan.store_auth) {
     line(fmt::format("store auth:      {}: {}", plan.store_auth->mode, plan.store_auth->about));
   }

@@ -46,7 +46,10 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
     set("ROLE_WORLD_SIZE", number(t.world_size));
   }
   set("ROLE_NAME", t.role);
-  set("MASTER_ADDR", t.master_addr);
+  // Under etcd the workers meet at each round's node 0, known only once a round gives it.
+  const bool master_unknown =
+      inputs.rendezvous && inputs.rendezvous->backend == "etcd" && inputs.store_address.empty();
+  if (!master_unknown) set("MASTER_ADDR", t.master_addr);
   if (plan.worker_master_port != 0) set("MASTER_PORT", number(plan.worker_master_port));
   set(kWorkerMarker, "1");
   set(kSourceVariable, t.source);

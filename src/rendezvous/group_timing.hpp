@@ -34,6 +34,9 @@ inline constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit fo
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.
 inline constexpr std::string_view kComplete = "complete";
+// The job's end (its exit status and report), for launchers still waiting for a round; under
+// etcd also what makes a job id used again start a new generation of keys.
+inline constexpr std::string_view kJobEndKey = "aml/elastic/end";
 
 inline milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
   return std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(

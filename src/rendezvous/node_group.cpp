@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "etcd/etcd_rendezvous.hpp"
 #include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
+#include "rendezvous/store_rendezvous.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -20,8 +22,25 @@ std::string member_name(const NodeInfo& self) {
 
 }  // namespace
 
-Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
-  std::unique_ptr<StoreHost> host;
+// Node 0's store: node 0 serves it (elastic: the node at the endpoint, or on one host the
+// first to take the port) and every node connects to it. etcd: every node holds a session.
+Result<NodeGroup::Dialer> NodeGroup::dialer_for(GroupOptions& options,
+                                                std::unique_ptr<StoreHost>& host) {
+  if (options.backend.kind == RendezvousBackend::Kind::etcd) {
+    etcd::SessionOptions session_options{options.backend.endpoints,
+                                         "/aml-launch/" + options.token + "/", options.node_timeout,
+                                         std::string(kJobEndKey)};
+    auto session = etcd::EtcdSession::start(session_options, options.rdzv_timeout);
+    if (!session) {
+      Error error = session.error();
+      error.expected += " (this node reaching the job's etcd within --rdzv-timeout " +
+                        seconds_text(options.rdzv_timeout) + ")";
+      return error;
+    }
+    return Dialer([session = *session](milliseconds) -> Result<std::unique_ptr<RendezvousClient>> {
+      return std::unique_ptr<RendezvousClient>(new etcd::EtcdRendezvous(session));
+    });
+  }
   std::string dial = options.master_addr;
   if (options.self.node_rank == 0) {
     const std::string bind =
@@ -42,10 +61,21 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
       return started.error();
     }
   }
-  auto control = StoreClient::connect(
-      dial, options.master_port, options.token,
-      options.auth.launcher_credentials(options.token, member_name(options.self)),
-      options.rdzv_timeout);
+  return Dialer([dial, port = options.master_port, token = options.token, auth = options.auth,
+                 member = member_name(options.self)](
+                    milliseconds timeout) -> Result<std::unique_ptr<RendezvousClient>> {
+    auto client =
+        StoreClient::connect(dial, port, token, auth.launcher_credentials(token, member), timeout);
+    if (!client) return client.error();
+    return std::unique_ptr<RendezvousClient>(new StoreRendezvous(std::move(*client)));
+  });
+}
+
+Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
+  std::unique_ptr<StoreHost> host;
+  auto dial = dialer_for(options, host);
+  if (!dial) return dial.error();
+  auto control = (*dial)(options.rdzv_timeout);
   if (!control) {
     Error error = control.error();
     error.expected +=
@@ -57,24 +87,18 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
         seconds_text(options.rdzv_timeout) + ")";
     return error;
   }
-  control->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
-  options.self.addr = options.self.node_rank == 0 ? options.master_addr : control->local_address();
+  (*control)->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
+  options.self.addr = host ? options.master_addr : (*control)->local_address();
   return std::unique_ptr<NodeGroup>(
-      new NodeGroup(std::move(options), std::move(host), std::move(*control), std::move(dial)));
+      new NodeGroup(std::move(options), std::move(host), std::move(*control), std::move(*dial)));
 }
 
 bool NodeGroup::is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-Result<StoreClient> NodeGroup::connect_store(std::chrono::milliseconds timeout) const {
-  return StoreClient::connect(
-      dial_, options_.master_port, options_.token,
-      options_.auth.launcher_credentials(options_.token, member_name(options_.self)), timeout);
-}
-
-NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control,
-                     std::string dial)
+NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
+                     std::unique_ptr<RendezvousClient> control, Dialer dial)
     : options_(std::move(options)),
       host_(std::move(host)),
       control_(std::move(control)),
@@ -89,14 +113,14 @@ NodeGroup::~NodeGroup() {
 // verdict (one verdict on every node, DESIGN §5), bounded by --node-timeout. A node the
 // verdict names as lost cannot read it and is not waited for.
 void NodeGroup::wait_for_verdict_readers() {
-  auto stored = control_.get(key("abort"), milliseconds(0));
+  auto stored = control_->get(key("abort"), milliseconds(0));
   if (!stored || !*stored || **stored == kComplete) return;
   // The node it names reported it (or was found lost): it is not waited for.
   auto verdict = job_failure_from_json(**stored);
   const int lost = verdict ? verdict->member_or_node() : -1;
   const auto deadline = Clock::now() + options_.node_timeout;
   for (const auto& readers : key_batches("heard", 1, lost)) {
-    auto all = control_.wait(readers, left_until(deadline));
+    auto all = control_->wait(readers, left_until(deadline));
     if (!all || !*all) return;
   }
 }
@@ -137,7 +161,13 @@ std::string NodeGroup::round_name() const {
 }
 
 std::string NodeGroup::store_address() const {
+  if (on_etcd()) return node0_address() + ":" + std::to_string(agreement_.worker_store_port);
   return options_.master_addr + ":" + std::to_string(options_.master_port);
+}
+
+std::string NodeGroup::node0_address() const {
+  if (options_.self.node_rank == 0) return options_.self.addr;
+  return agreement_.nodes.empty() ? options_.master_addr : agreement_.nodes.front().addr;
 }
 
 int NodeGroup::fd() const { return watch_ ? watch_->fd() : -1; }
@@ -166,7 +196,7 @@ JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
 }
 
 std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
-  auto stored = control_.compare_set(key("abort"), "", to_json(fallback));
+  auto stored = control_->compare_set(key("abort"), "", to_json(fallback));
   if (stored) {
     if (auto first = job_failure_from_json(*stored)) return first;
   }
@@ -182,17 +212,19 @@ std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
   if (options_.self.per_process() && mine.rank < 0) mine.rank = mine.member;
   // First come, first named: a report after another node's changes nothing. The reply holds
   // the job's verdict, whichever it is: this node has read it.
-  auto stored = control_.compare_set(key("abort"), "", to_json(mine));
-  if (mine.member != 0) (void)control_.set(node_key("heard", mine.member), "1");
+  auto stored = control_->compare_set(key("abort"), "", to_json(mine));
+  if (mine.member != 0) (void)control_->set(node_key("heard", mine.member), "1");
   if (!stored || *stored == kComplete) return std::nullopt;
   return job_failure_from_json(*stored);
 }
 
 void NodeGroup::local_success() {
   finishing_ = true;
-  (void)control_.set(node_key("done", options_.self.node_rank), "1");
+  (void)control_->set(node_key("done", options_.self.node_rank), "1");
   // Its workers all finished well: from here on its launcher going away costs the job nothing.
-  if (options_.self.node_rank != 0) (void)control_.clear_last_will();
+  // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
+  const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
+  if (!host_ && !writes_completion) (void)control_->clear_last_will();
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
@@ -200,15 +232,18 @@ void NodeGroup::local_success() {
 // finished (and may have gone).
 std::optional<JobFailure> NodeGroup::find_silent_node() {
   if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
-  auto silent = control_.silent(options_.node_timeout);
-  if (!silent) return lost_node(0, silent.error().message());  // our own store: should not be
+  auto silent = control_->silent(options_.node_timeout);
+  if (!silent) {
+    // Node 0's own store: should not be. etcd: this node lost it, or its lease.
+    return host_ ? lost_node(0, silent.error().message()) : lost_contact(silent.error().message());
+  }
   // Named by round: a launcher of an earlier round still connected (one that was paused,
   // now waiting for a seat) is not this round's member of that rank.
   const std::string prefix = key("member/");
   for (const std::string& name : *silent) {
     if (!name.starts_with(prefix)) continue;
     const int node = std::atoi(name.c_str() + prefix.size());
-    auto done = control_.check({node_key("done", node)});
+    auto done = control_->check({node_key("done", node)});
     if (done && *done) continue;
     const std::string limit = seconds_text(options_.node_timeout);
     return stored_failure_or(lost_node(node, "no heartbeat for over " + limit +
@@ -221,16 +256,18 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
 // A follower's heartbeat. It fails once node 0 is gone: its launcher died (the connection
 // closed), or its host did not acknowledge this node's heartbeats for --node-timeout.
 std::optional<JobFailure> NodeGroup::beat() {
-  if (auto sent = control_.heartbeat(); !sent) {
+  auto sent = control_->heartbeat();
+  if (!sent) {
     return lost_contact("no heartbeat taken for --node-timeout " +
                         seconds_text(options_.node_timeout) + " (" + sent.error().message() +
                         "): paused, hung, cut off or gone");
   }
   last_contact_ = Clock::now();
+  if (*sent) last_answer_ = last_contact_;  // the rendezvous itself answered
   // Its kernel takes the heartbeats, but the store itself has not answered the watch's wait
   // for --node-timeout: node 0's launcher is stopped or starved (unless this node was).
   const auto unanswered = last_contact_ - last_answer_;
-  if (unanswered >= options_.node_timeout && own_pause_ < options_.node_timeout) {
+  if (!on_etcd() && unanswered >= options_.node_timeout && own_pause_ < options_.node_timeout) {
     const std::string limit = seconds_text(options_.node_timeout);
     return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " + limit +
                             "): paused, hung or starved");
@@ -242,7 +279,8 @@ PeerNews NodeGroup::hear_abort() {
   PeerNews news;
   auto heard = watch_->finish_get();
   if (!heard) {
-    news.failure = lost_contact("the connection to its store closed");
+    news.failure =
+        lost_contact("the connection to the rendezvous closed (" + heard.error().message() + ")");
     return news;
   }
   last_contact_ = last_answer_ = Clock::now();
@@ -256,13 +294,13 @@ PeerNews NodeGroup::hear_abort() {
   if (**heard == kComplete) {
     // Node 0 wrote it and waits for the goodbyes (finishing_news).
     if (options_.self.node_rank == 0) return news;
-    (void)control_.clear_last_will();  // leaving on purpose
-    (void)control_.set(node_key("goodbye", options_.self.node_rank), "1");
+    (void)control_->clear_last_will();  // leaving on purpose
+    (void)control_->set(node_key("goodbye", options_.self.node_rank), "1");
     news.complete = true;
     return news;
   }
   // Node 0 keeps the store up until every node has read this.
-  (void)control_.set(node_key("heard", options_.self.node_rank), "1");
+  (void)control_->set(node_key("heard", options_.self.node_rank), "1");
   auto failure = job_failure_from_json(**heard);
   news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
   return news;
@@ -275,14 +313,14 @@ PeerNews NodeGroup::finishing_news(Clock::time_point now) {
   if (!all_done_) {
     auto done = all_exist("done");
     if (!done || !*done) return news;
-    auto verdict = control_.compare_set(key("abort"), "", kComplete);
+    auto verdict = control_->compare_set(key("abort"), "", kComplete);
     if (verdict && *verdict != kComplete) {
       // A failure came first after all.
       auto failure = job_failure_from_json(*verdict);
       news.failure = failure ? *failure : lost_node(0, "an unreadable failure report");
       return news;
     }
-    (void)control_.set(node_key("goodbye", 0), "1");  // node 0 waits for no goodbye of its own
+    (void)control_->set(node_key("goodbye", 0), "1");  // node 0 waits for no goodbye of its own
     all_done_ = true;
     goodbye_deadline_ = now + kGoodbyeWait;
   }
@@ -292,8 +330,11 @@ PeerNews NodeGroup::finishing_news(Clock::time_point now) {
 }
 
 JobFailure NodeGroup::lost_contact(const std::string& why) {
-  // Its last answer came long ago, or this node itself just did not run for that long.
-  const auto silent = std::max<Clock::duration>(Clock::now() - last_contact_, own_pause_);
+  // Its last answer came long ago, or this node itself just did not run for that long. Under
+  // etcd, only the latter: a member of etcd's that does not answer is etcd's loss, not this
+  // node's (a node cut off from etcd cannot tell which).
+  const auto unanswered = on_etcd() ? Clock::duration{} : Clock::now() - last_contact_;
+  const auto silent = std::max<Clock::duration>(unanswered, own_pause_);
   if (silent >= options_.node_timeout) {
     return lost_node(options_.self.node_rank,
                      "this node was silent for " +
@@ -301,7 +342,17 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
                          " (a paused VM, a starved host: over --node-timeout " +
                          seconds_text(options_.node_timeout) + "), and the job went on without it");
   }
-  return lost_node(0, why);
+  return on_etcd() ? lost_rendezvous(why) : lost_node(0, why);
+}
+
+JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
+  JobFailure f;
+  f.host = options_.backend.describe(store_address());
+  f.exit_code = 1;
+  f.status = "the job's rendezvous was lost: " + f.host + " could not be reached for " +
+             "--node-timeout " + seconds_text(options_.node_timeout) + " (" + why + ")";
+  f.time = utc_timestamp(std::chrono::system_clock::now());
+  return f;
 }
 
 PeerNews NodeGroup::poll(bool readable) {
@@ -333,7 +384,9 @@ PeerNews NodeGroup::poll(bool readable) {
   const auto now = Clock::now();
   if (now < next_tick_) return news;
   next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
-  news.failure = leader ? find_silent_node() : beat();
+  // Under etcd node 0 holds a lease like every node: it beats too.
+  news.failure = !leader || on_etcd() ? beat() : std::nullopt;
+  if (leader && !news.failure) news.failure = find_silent_node();
   if (leader && !news.failure) news.failure = admit_newcomers();
   if (news.failure || !leader || !finishing_) return news;
   return finishing_news(now);

@@ -1,7 +1,7 @@
-// The nodes of a multi-node job, as one node's launcher sees them (DESIGN §5). Node 0 hosts
-// the store; every node joins each round of the rendezvous through it, the group checks that
-// all agree on the job, and then all spawn together. While the workers run, the group carries
-// failures between nodes (the first one reported is the one every node names), heartbeats
+// The nodes of a multi-node job, as one node's launcher sees them (DESIGN §5). Every node joins
+// each round of the rendezvous (node 0's store, or etcd: rendezvous_client.hpp), the group
+// checks that all agree on the job, and then all spawn together. While the workers run, the group
+// carries failures between nodes (the first one reported is the one every node names), heartbeats
 // that reveal a lost launcher, and the news that every node has finished.
 #pragma once
 
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rendezvous/node_info.hpp"
+#include "rendezvous/rendezvous_client.hpp"
 #include "store/job_auth.hpp"
 #include "store/store_host.hpp"
 #include "supervisor/peer_link.hpp"
@@ -24,6 +25,7 @@
 namespace aml {
 
 struct GroupOptions {
+  RendezvousBackend backend;  // node 0's store (the default) or etcd
   std::string master_addr;
   int master_port = 0;  // the store's port on node 0 (the job's MASTER_PORT)
   std::string token;    // every node presents it; the job's rendezvous id (public)
@@ -33,7 +35,8 @@ struct GroupOptions {
   // A node without a heartbeat this long is lost; no other wait of a running job is shorter.
   std::chrono::milliseconds node_timeout{60000};
   // An elastic job (DESIGN §5): no fixed node ranks; the node serving the store is node 0 and
-  // gives the others theirs at each round. self.node_rank is 0 there, -1 elsewhere.
+  // gives the others theirs at each round (self.node_rank is 0 there, -1 elsewhere). Under
+  // etcd, whichever launcher claims a round first gives the seats of that round.
   std::optional<NodeRange> elastic;
   std::chrono::milliseconds last_call{3000};
   bool admit_at_once = false;  // a newcomer ends a round that has fewer than the most nodes
@@ -56,6 +59,7 @@ struct Agreement {
   int restarts_used = 0;
   std::optional<JobEnd> ended;
   int worker_master_port = 0;  // picked by node 0: the workers' own MASTER_PORT
+  int worker_store_port = 0;   // etcd: the workers' store, served by this round's node 0
   int node_count = 0;
   // By node rank: on node 0 every node; on the others only where they need them all (the
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made
@@ -78,8 +82,12 @@ class NodeGroup : public PeerLink {
   // ended, with its exit status and report, and gives them a moment to read it.
   void end_of_job(int exit_code, const std::string& said);
 
-  // "10.0.0.1:29500": for workers that want to use the store themselves.
+  // "10.0.0.1:29500": for workers that want to use the store themselves (node 0's; under
+  // etcd, the one this round's node 0 serves them).
   std::string store_address() const;
+  // This round's node 0's address: the workers' MASTER_ADDR.
+  std::string node0_address() const;
+  bool on_etcd() const { return options_.backend.kind == RendezvousBackend::Kind::etcd; }
   const std::string& token() const { return options_.token; }
   // What this job's workers prove themselves to the store with (never the job's secret).
   StoreCredentials worker_credentials() const {
@@ -106,10 +114,12 @@ class NodeGroup : public PeerLink {
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
  private:
-  NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host, StoreClient control,
-            std::string dial);
+  using Dialer =
+      std::function<Result<std::unique_ptr<RendezvousClient>>(std::chrono::milliseconds)>;
+  NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
+            std::unique_ptr<RendezvousClient> control, Dialer dial);
   static bool is_loopback(const std::string& host);
-  Result<StoreClient> connect_store(std::chrono::milliseconds timeout) const;
+  static Result<Dialer> dialer_for(GroupOptions& options, std::unique_ptr<StoreHost>& host);
   std::string key(const std::string& name) const;  // this round's key
   std::string round_name() const;                  // "round 0 of run X", for errors
   std::string members_word() const;                // "node rank", or "rank" (per-process)
@@ -120,9 +130,26 @@ class NodeGroup : public PeerLink {
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
-  // Node 0: the launcher id the last round's verdict lost (it is not waited for); counts a
-  // failed round.
-  std::optional<long> lost_in_last_round();
+  // Under etcd: whether this launcher gives the seats of `round` (it claimed it first, and
+  // the round before it has ended). Node 0's store's host always does.
+  bool coordinates(int round);
+  // What the round before `round` left: its seats (launcher id -> node rank), the restarts
+  // used (a failed round counts one), and the launcher it lost (not waited for).
+  struct LastRound {
+    std::map<long, int> seats;
+    int restarts_used = 0;
+    std::optional<long> lost;
+  };
+  LastRound last_round(int round);
+  void waits_as_spare(const std::string& why);  // said once while it waits
+  // Node 0's store only (DESIGN §5): a survivor whose store went away waits up to
+  // --rdzv-timeout for a node 0 to serve its address again, then gives it the job's state;
+  // the round to go on with (the first survivor's word). An error names the store that did
+  // not come back.
+  bool store_gone();
+  Result<int> rejoin_store(int round);
+  // A new node 0: the round the survivors resume, once one of them said it.
+  std::optional<int> resumed_round();
   std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once
   std::string elastic_key(int round, const std::string& name) const;
   Result<Agreement> lead_round();
@@ -144,17 +171,23 @@ class NodeGroup : public PeerLink {
   // a long wait for an answer, or a pause of its own) this node was, and the job went on
   // without it.
   JobFailure lost_contact(const std::string& why);
+  // The rendezvous itself cannot be reached (node 0's store, or etcd).
+  JobFailure lost_rendezvous(const std::string& why) const;
+  // Under etcd, this round's node 0 serves its workers a store of their own.
+  Result<int> serve_workers_store();
 
   GroupOptions options_;
-  std::unique_ptr<StoreHost> host_;   // node 0 only
-  StoreClient control_;               // joins, heartbeats, reports
-  std::string dial_;                  // where this node reaches node 0's store
-  std::optional<StoreClient> watch_;  // blocked on this round's abort key
+  std::unique_ptr<StoreHost> host_;            // node 0 of node 0's store only
+  std::unique_ptr<RendezvousClient> control_;  // joins, heartbeats, reports
+  Dialer dial_;                                // another connection to the rendezvous
+  std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key
+  std::unique_ptr<StoreHost> workers_store_;   // etcd, this round's node 0: the workers' store
   Agreement agreement_;
-  long launcher_id_ = -1;      // elastic: the job's number for this launcher (node 0's is 0)
-  std::map<long, int> seats_;  // elastic, node 0: the last round's members, id -> node rank
-  bool said_spare_ = false;    // elastic: this launcher said it waits as a hot spare
-  int restarts_used_ = 0;      // elastic, node 0: rounds that ended in a failure
+  long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
+  bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare
+  bool resumed_ = false;     // node 0 came back and took the survivors' state
+  int resume_round_ = -1;
+  int resume_restarts_ = 0;
   int round_ = -1;
   std::string phase_ = "run";
   bool finishing_ = false;      // local_success() was called this round

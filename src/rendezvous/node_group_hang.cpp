@@ -15,8 +15,8 @@ namespace aml {
 bool NodeGroup::job_quiet(bool this_node_quiet) {
   const int me = options_.self.node_rank;
   if (this_node_quiet != quiet_said_) {
-    auto said = this_node_quiet ? control_.set(node_key("quiet", me), "1")
-                                : control_.erase(node_key("quiet", me));
+    auto said = this_node_quiet ? control_->set(node_key("quiet", me), "1")
+                                : control_->erase(node_key("quiet", me));
     if (said) quiet_said_ = this_node_quiet;
   }
   return this_node_quiet && job_still_quiet();
@@ -28,13 +28,13 @@ bool NodeGroup::job_still_quiet() {
 }
 
 void NodeGroup::inquiry_begun() {
-  auto called_off = control_.add(key("hang/called_off"), 0);
+  auto called_off = control_->add(key("hang/called_off"), 0);
   inquiry_ = called_off ? std::to_string(*called_off) : "?";
   hang_declared_ = false;
 }
 
 void NodeGroup::looked() {
-  (void)control_.set(node_key("looked/" + inquiry_, options_.self.node_rank), "1");
+  (void)control_->set(node_key("looked/" + inquiry_, options_.self.node_rank), "1");
 }
 
 bool NodeGroup::everyone_looked() {
@@ -43,7 +43,7 @@ bool NodeGroup::everyone_looked() {
 }
 
 void NodeGroup::frozen() {
-  (void)control_.set(node_key("frozen/" + inquiry_, options_.self.node_rank), "1");
+  (void)control_->set(node_key("frozen/" + inquiry_, options_.self.node_rank), "1");
 }
 
 bool NodeGroup::everyone_frozen() {
@@ -52,7 +52,7 @@ bool NodeGroup::everyone_frozen() {
 }
 
 bool NodeGroup::commit_hang() {
-  auto now = control_.compare_set(key("hang/verdict/" + inquiry_), "", "hung");
+  auto now = control_->compare_set(key("hang/verdict/" + inquiry_), "", "hung");
   hang_declared_ = now && *now == "hung";
   return hang_declared_;
 }
@@ -60,19 +60,19 @@ bool NodeGroup::commit_hang() {
 bool NodeGroup::call_off_hang() {
   if (hang_declared_) return false;
   const std::string mine = "moved " + std::to_string(options_.self.node_rank);
-  auto now = control_.compare_set(key("hang/verdict/" + inquiry_), "", mine);
+  auto now = control_->compare_set(key("hang/verdict/" + inquiry_), "", mine);
   if (now && *now == "hung") {
     hang_declared_ = true;
     return false;
   }
-  if (now && *now == mine) (void)control_.add(key("hang/called_off"), 1);  // the next inquiry
+  if (now && *now == mine) (void)control_->add(key("hang/called_off"), 1);  // the next inquiry
   job_quiet(false);
   return true;
 }
 
 bool NodeGroup::hang_declared() {
   if (!hang_declared_ && !inquiry_.empty()) {
-    auto now = control_.get(key("hang/verdict/" + inquiry_), std::chrono::milliseconds(0));
+    auto now = control_->get(key("hang/verdict/" + inquiry_), std::chrono::milliseconds(0));
     hang_declared_ = now && *now && **now == "hung";
   }
   return hang_declared_;
@@ -84,7 +84,7 @@ void NodeGroup::offer_places(const std::vector<RankPlace>& mine) {
     out.push_back(
         {{"rank", p.rank}, {"node_rank", p.node_rank}, {"place", p.place}, {"detail", p.detail}});
   }
-  (void)control_.set(node_key("places/" + inquiry_, options_.self.node_rank), out.dump());
+  (void)control_->set(node_key("places/" + inquiry_, options_.self.node_rank), out.dump());
 }
 
 std::optional<std::vector<RankPlace>> NodeGroup::pooled_places(bool last_chance) {
@@ -94,7 +94,7 @@ std::optional<std::vector<RankPlace>> NodeGroup::pooled_places(bool last_chance)
   }
   std::vector<RankPlace> all;
   for (const auto& keys : key_batches("places/" + inquiry_)) {
-    auto values = control_.get_all(keys, std::chrono::milliseconds(0));
+    auto values = control_->get_all(keys, std::chrono::milliseconds(0));
     if (!values) continue;
     for (const auto& value : *values) {
       if (!value) continue;

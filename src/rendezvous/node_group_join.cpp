@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "net/free_port.hpp"
+#include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
 
@@ -18,7 +19,15 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
-    auto seat = options_.self.node_rank == 0 ? decide_members(round) : take_seat(round);
+    // Node 0's store's host gives every round's seats; under etcd, whoever claims it first.
+    auto seat = host_ || coordinates(round) ? decide_members(round) : take_seat(round);
+    if (!seat && store_gone()) {
+      // Node 0's store went away (its launcher was lost): wait for one to serve its address
+      // again, keeping this node's place.
+      auto resumed = rejoin_store(round);
+      if (!resumed) return resumed.error();
+      seat = take_seat(*resumed);
+    }
     if (!seat || seat->ended) return seat;
     round = seat->round;
     restarts_used = seat->restarts_used;
@@ -31,7 +40,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   watch_.reset();
   const NodeInfo& self = options_.self;
   const std::string me = to_json(self);
-  auto stored = control_.compare_set(node_key("node", self.node_rank), "", me);
+  auto stored = control_->compare_set(node_key("node", self.node_rank), "", me);
   if (!stored) return stored.error();
   if (*stored != me) {
     auto other = node_info_from_json(*stored);
@@ -42,18 +51,19 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   }
   // A connection of its own stays blocked on this round's abort key: whoever fails first
   // sets it, and every node hears at once.
-  if (self.node_rank != 0) {
+  if (!host_) {
     // The store tells node 0 when this node's heartbeats stop.
-    if (auto named = control_.identify(node_key("member", self.node_rank)); !named) {
+    if (auto named = control_->identify(node_key("member", self.node_rank)); !named) {
       return named.error();
     }
   }
-  auto watch = connect_store(std::max(kShortestReplyTimeout, options_.node_timeout));
+  auto watch = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
   if (!watch) return watch.error();
-  watch->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
-  watch_.emplace(std::move(*watch));
-  if (self.node_rank != 0) {
-    // A follower that dies after the verdict has "read" it: node 0 waits for it no longer.
+  (*watch)->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
+  watch_ = std::move(*watch);
+  if (!host_ && !on_etcd()) {
+    // A follower that dies after the verdict has "read" it: node 0 waits for it no longer
+    // (etcd keeps the verdict: nobody waits for its readers there).
     if (auto will = watch_->set_last_will(node_key("heard", self.node_rank), "gone"); !will) {
       return will.error();
     }
@@ -66,11 +76,16 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   agreed->node_rank = self.node_rank;
   agreed->restarts_used = restarts_used;
   agreement_ = *agreed;
-  if (self.node_rank != 0) {
-    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it.
-    JobFailure died = lost_node(self.node_rank, "it died (its connection to the store closed)");
+  if (!host_) {
+    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it;
+    // etcd, once its lease ends.
+    JobFailure died = lost_node(
+        self.node_rank, on_etcd() ? "its etcd lease ended: it died, or was silent or cut off for "
+                                    "--node-timeout " +
+                                        seconds_text(options_.node_timeout)
+                                  : "it died (its connection to the store closed)");
     died.time.clear();  // not known when it is written
-    if (auto will = control_.set_last_will(key("abort"), to_json(died)); !will) {
+    if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
       return will.error();
     }
   }
@@ -83,9 +98,22 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   return agreed;
 }
 
+Result<int> NodeGroup::serve_workers_store() {
+  workers_store_.reset();  // the last round's
+  auto port = free_tcp_port();
+  if (!port) return port.error();
+  const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
+  auto started =
+      StoreHost::start(bind, *port, options_.token, options_.auth.server_auth(options_.token),
+                       "this round's node 0 serves its workers' store", "aml-launch");
+  if (!started) return started.error();
+  workers_store_ = std::move(*started);
+  return *port;
+}
+
 Result<bool> NodeGroup::all_exist(const std::string& name) {
   for (const auto& keys : key_batches(name)) {
-    auto present = control_.check(keys);
+    auto present = control_->check(keys);
     if (!present || !*present) return present;
   }
   return true;
@@ -106,7 +134,7 @@ Result<Agreement> NodeGroup::lead_round() {
   std::vector<int> present;
   int node = 0;
   for (const auto& keys : key_batches("node")) {
-    auto infos = control_.get_all(keys, left_until(deadline));
+    auto infos = control_->get_all(keys, left_until(deadline));
     if (!infos) return infos.error();
     for (const auto& info : *infos) {
       const int this_node = node++;
@@ -128,9 +156,15 @@ Result<Agreement> NodeGroup::lead_round() {
     auto port = free_tcp_port();
     if (!port) return port.error();
     agreement.worker_master_port = *port;
+    if (on_etcd()) {
+      auto store = serve_workers_store();
+      if (!store) return store.error();
+      agreement.worker_store_port = *store;
+    }
   }
   verdict["error"] = error;
   verdict["worker_master_port"] = agreement.worker_master_port;
+  verdict["worker_store_port"] = agreement.worker_store_port;
   agreement.node_count = static_cast<int>(agreement.nodes.size());
   verdict["node_count"] = agreement.node_count;
   const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
@@ -140,29 +174,30 @@ Result<Agreement> NodeGroup::lead_round() {
     nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
     if (!all_needed) break;  // node 0's alone
   }
-  if (auto set = control_.set(key("verdict"), verdict.dump()); !set) return set.error();
+  if (auto set = control_->set(key("verdict"), verdict.dump()); !set) return set.error();
   if (error.empty()) return agreement;
   // The store goes away with this launcher: first let the nodes that came read why.
   std::vector<std::string> readers;
   for (int node : present) {
     if (node != 0) readers.push_back(node_key("verdict-read", node));
   }
-  if (!readers.empty()) (void)control_.wait(readers, kGoodbyeWait);
+  if (!readers.empty()) (void)control_->wait(readers, kGoodbyeWait);
   return invalid("rendezvous", round_name(), error);
 }
 
 Result<Agreement> NodeGroup::follow_round() {
   // Node 0 decides within the same timeout; a little more lets its verdict arrive.
-  auto text = control_.get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
+  auto text = control_->get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
   if (!text) {
     Error error = text.error();
-    error.expected += " (node 0's launcher went away during the rendezvous)";
+    error.expected += on_etcd() ? " (etcd could not be reached during the rendezvous)"
+                                : " (node 0's launcher went away during the rendezvous)";
     return error;
   }
   if (!*text) {
     std::vector<int> present;
     for (int node = 0; node < options_.self.nnodes; ++node) {
-      auto there = control_.check({node_key("node", node)});
+      auto there = control_->check({node_key("node", node)});
       if (there && *there) present.push_back(node);
     }
     return invalid("rendezvous", round_name(),
@@ -171,7 +206,8 @@ Result<Agreement> NodeGroup::follow_round() {
                        missing_node_ranks(options_.self.nnodes, present) + " of " +
                        std::to_string(options_.self.nnodes) + " did not");
   }
-  (void)control_.set(node_key("verdict-read", options_.self.node_rank), "1");
+  // Node 0's store goes away with a failed rendezvous once its readers have it; etcd keeps it.
+  if (!on_etcd()) (void)control_->set(node_key("verdict-read", options_.self.node_rank), "1");
   auto verdict = nlohmann::json::parse(**text, nullptr, false);
   if (verdict.is_discarded() || !verdict.is_object()) {
     return invalid("rendezvous", **text, "node 0's verdict as JSON");
@@ -181,6 +217,7 @@ Result<Agreement> NodeGroup::follow_round() {
   Agreement agreement;
   agreement.round = round_;
   agreement.worker_master_port = verdict.value("worker_master_port", 0);
+  agreement.worker_store_port = verdict.value("worker_store_port", 0);
   for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
     auto parsed = node_info_from_json(node.dump());
     if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");

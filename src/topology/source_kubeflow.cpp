@@ -4,6 +4,7 @@
 #include "topology/master.hpp"
 #include "topology/nproc.hpp"
 #include "topology/numbers.hpp"
+#include "topology/rdzv_backend.hpp"
 #include "topology/sources.hpp"
 
 namespace aml {
@@ -65,9 +66,29 @@ Result<Detected> read(const DetectContext& ctx) {
   // "2:2" with the pod's node rank given is a fixed-size job.
   if (t.elastic && t.elastic->min == t.elastic->max && node_rank->has_value()) t.elastic.reset();
   t.node_rank = node_rank->value_or(0);
+  // Kubeflow's rdzvBackend: c10d (node 0's store, at PET_RDZV_ENDPOINT), or etcd (the
+  // endpoint lists etcd's members; no node serves the rendezvous).
+  const std::string* backend = find(env, "PET_RDZV_BACKEND");
+  auto on_etcd = is_etcd_backend("PET_RDZV_BACKEND", backend ? *backend : "");
+  if (!on_etcd) return on_etcd.error();
   // An elasticPolicy's pods carry the rendezvous endpoint (the store's host) instead of a
   // master; PET_RDZV_ID names the job at the rendezvous.
-  if (const std::string* endpoint = find(env, "PET_RDZV_ENDPOINT")) {
+  const std::string* endpoint = find(env, "PET_RDZV_ENDPOINT");
+  if (*on_etcd) {
+    if (endpoint == nullptr) {
+      return missing("PET_RDZV_ENDPOINT", "etcd's members (PET_RDZV_BACKEND=" + *backend + ")");
+    }
+    auto members = etcd_endpoints("PET_RDZV_ENDPOINT", *endpoint);
+    if (!members) return members.error();
+    auto first = split_host_port("PET_RDZV_ENDPOINT", members->front());
+    if (!first) return first.error();
+    // Where the launchers look for their way out (the route to it); the workers' MASTER_ADDR
+    // is each round's node 0, given at the rendezvous.
+    t.master_addr = first->host;
+    t.master_port = first->port.value_or(kEtcdDefaultPort);
+    t.notes.push_back("PET_RDZV_BACKEND=" + *backend + ": the rendezvous is kept in etcd at " +
+                      *endpoint + "; the workers' MASTER_ADDR is each round's node 0");
+  } else if (endpoint != nullptr) {
     auto split = split_host_port("PET_RDZV_ENDPOINT", *endpoint);
     if (!split) return split.error();
     t.master_addr = split->host;
@@ -82,15 +103,6 @@ Result<Detected> read(const DetectContext& ctx) {
     t.master_port = *port;
   }
   if (const std::string* id = find(env, "PET_RDZV_ID")) t.run_id = *id;
-  // Kubeflow's rdzvBackend. Every launcher taking etcd's port for node 0's store would wait on
-  // an endpoint that is no store: refused here, as --rdzv-backend etcd is.
-  if (const std::string* backend = find(env, "PET_RDZV_BACKEND")) {
-    if (!backend->empty() && *backend != "c10d" && *backend != "static") {
-      return invalid("PET_RDZV_BACKEND", *backend,
-                     "c10d or static (the rendezvous on node 0's store, at PET_RDZV_ENDPOINT): "
-                     "set rdzvBackend: c10d, with the endpoint at worker 0");
-    }
-  }
   if (t.elastic) {
     if (node_rank->has_value()) {
       t.notes.push_back("PET_NODE_RANK=" + std::to_string(**node_rank) +

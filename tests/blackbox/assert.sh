@@ -48,3 +48,28 @@ kill_marked_processes() {  # kill_marked_processes MARK
     [ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
   done
 }
+
+# The tests on a cluster of network namespaces (tests/cluster/netns_cluster.sh).
+netns_up() {  # netns_up CLUSTER NET N: the hosts, or a failed check saying why there are none
+  if ! bash "$1" up "$2" "$3" 2>"$WORK/up.err"; then
+    cat "$WORK/up.err"
+    check "network namespaces can be made (ip netns, veth, bridge)" false
+    return 1
+  fi
+}
+wait_file() {  # wait_file PATH SECONDS
+  for _ in $(seq $(($2 * 20))); do [ -e "$1" ] && return 0; sleep 0.05; done
+  return 1
+}
+# An elastic job's launchers as these tests start them: $WORK/JOB.status.HOST their exit
+# status, $WORK/JOB.rank.HOST.ROUND the node rank their worker had in a round,
+# $WORK/JOB.out.* what they said.
+wait_status() { wait_file "$WORK/$1.status.$2" "$3" && cat "$WORK/$1.status.$2"; }
+rank_of() { cut -d' ' -f1 "$WORK/$1.rank.$2.$3" 2>/dev/null; }  # rank_of JOB HOST ROUND
+host_with_rank() {  # host_with_rank JOB ROUND RANK (the hosts FIRST_HOST.. HOSTS-1)
+  local h
+  for h in $(seq "${FIRST_HOST:-0}" $((HOSTS - 1))); do
+    [ "$(rank_of "$1" "$h" "$2")" = "$3" ] && echo "$h"
+  done
+}
+show() { for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done; }

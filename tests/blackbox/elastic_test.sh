@@ -25,11 +25,7 @@ HOSTS=5
 py=/usr/bin/python3
 kill_all() { kill -KILL $(grep -l "MARK=aml-elastic-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }
 trap 'kill_all; bash "$CLUSTER" down "$NET" $HOSTS; [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
-if ! bash "$CLUSTER" up "$NET" $HOSTS 2>"$WORK/up.err"; then
-  cat "$WORK/up.err"
-  check "network namespaces can be made (ip netns, veth, bridge)" false
-  finish; exit
-fi
+netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
 MASTER=$(bash "$CLUSTER" addr 0)
 
 # Each worker writes its node rank and world size for its round, then runs until told:
@@ -72,17 +68,6 @@ launcher_pids() {
   for p in $all; do [ "$(readlink /proc/$p/exe)" = "$BIN" ] && echo "$p"; done | sort -rn
 }
 kill_host() { kill -KILL $(launcher_pids "$1" "$2") 2>/dev/null; }
-wait_file() {  # wait_file PATH SECONDS
-  for _ in $(seq $(($2 * 20))); do [ -e "$1" ] && return 0; sleep 0.05; done
-  return 1
-}
-wait_status() { wait_file "$WORK/$1.status.$2" "$3" && cat "$WORK/$1.status.$2"; }
-rank_of() { cut -d' ' -f1 "$WORK/$1.rank.$2.$3" 2>/dev/null; }  # rank_of JOB HOST ROUND
-host_with_rank() {  # host_with_rank JOB ROUND RANK
-  local h
-  for h in $(seq 0 $((HOSTS - 1))); do [ "$(rank_of "$1" "$h" "$2")" = "$3" ] && echo "$h"; done
-}
-show() { for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done; }
 
 # --- 1. Kubeflow elasticPolicy, PET_NNODES=2:4.
 J=kf

@@ -110,6 +110,23 @@ env = {"PET_NNODES": str(nodes), "PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": str
 expect_plan(f"kubeflow/pytorchjob.yaml: worker pod 0 (node 1 of {nodes}) spawns ranks {nproc}..{2 * nproc - 1}",
             env, args, nodes, nproc, 1, master, list(range(nproc, 2 * nproc)), "per-node")
 
+# --- Kubeflow elastic PyTorchJob with rdzvBackend etcd: the pods' environment as the operator
+# sets it from the elasticPolicy; the rendezvous is etcd's, at the client Service.
+docs = list(yaml.safe_load_all(open(f"{EXAMPLES}/kubeflow/elastic-pytorchjob-etcd.yaml")))
+job = next(d for d in docs if d["kind"] == "PyTorchJob")
+policy = job["spec"]["elasticPolicy"]
+etcd_set = next(d for d in docs if d["kind"] == "StatefulSet")
+args = launcher_args(job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"])
+env = {"PET_NNODES": f"{policy['minReplicas']}:{policy['maxReplicas']}", "PET_RDZV_BACKEND": policy["rdzvBackend"],
+       "PET_RDZV_ENDPOINT": f"{policy['rdzvHost']}:{policy['rdzvPort']}", "PET_RDZV_ID": job["metadata"]["name"],
+       "PET_MAX_RESTARTS": str(policy["maxRestarts"])}
+plan, error = dry_run(env, args)
+ok = plan is not None and plan["rendezvous"] is not None and plan["rendezvous"]["backend"] == "etcd" and \
+    plan["rendezvous"]["endpoints"] == ["etcd-client:2379"] and plan["elastic"]["serves_store"] is False and \
+    etcd_set["spec"]["replicas"] == 3
+check("kubeflow/elastic-pytorchjob-etcd.yaml: the rendezvous is the three-member etcd beside the job, "
+      "no pod serves it", ok, error or plan)
+
 # --- Slurm batch script: one task per node, srun starts aml-launch on each.
 lines = open(f"{EXAMPLES}/slurm/train.sbatch").read().splitlines()
 sbatch = dict(line[len("#SBATCH --"):].split("=", 1) for line in lines if line.startswith("#SBATCH --"))

@@ -1,0 +1,252 @@
+"""The rendezvous in etcd against node 0's store (DESIGN §5, "Rendezvous backends"), side by side
+in one run, with a real three-member etcd (Debian's etcd-server).
+
+hosts: 4 network-namespace hosts (tests/cluster/netns_cluster.sh) run a job of 3 nodes plus a
+  hot spare (--nnodes 3:3, one worker each), etcd on 3 hosts of its own. Once every worker of
+  round 0 runs, every process of one member host is SIGKILLed (the node is lost). Reported: the
+  time from that kill until every worker of round 1 runs, and the part of it until a survivor
+  stopped its workers (the loss noticed). Under etcd a lost launcher is noticed when its lease
+  ends (TTL = --node-timeout); node 0's store notices a closed connection at once, but node 0's
+  own loss ends a job there, so node 0 is lost only under etcd.
+scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in a network
+  namespace of their own, etcd's three members on its loopback: round 0's rendezvous (from the
+  last launcher's start until every worker runs) with node 0's store and with etcd, then under
+  etcd node 0 lost and the time until every worker of round 1 runs.
+
+usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
+       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale N [N ...]   (as root)
+"""
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import elastic_scale as es  # noqa: E402  (its noted worker and counting)
+import scale_nodes as sn  # noqa: E402  (its namespace, ports and markers)
+import supervision as sv  # noqa: E402  (its launcher_processes)
+
+TESTS = os.path.join(HERE, "..", "tests", "cluster")
+NODE_TIMEOUT = "2"
+
+
+def kill_launcher(pid):
+    for p in sorted(sv.launcher_processes(pid), reverse=True):  # supervisor, then guardian
+        try:
+            os.kill(p, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def ranks_of(work, round_):
+    """{node rank: host} of the workers up in a round (files up.RANK.HOST.ROUND)."""
+    out = {}
+    for f in os.listdir(work):
+        if f.startswith("up.") and f.endswith(f".{round_}"):
+            rank, host, _ = f[3:].split(".")
+            out[int(rank)] = int(host)
+    return out
+
+
+def noticed(work, hosts):
+    return any("stopped its workers" in open(f"{work}/node.{h}.err", errors="replace").read()
+               for h in hosts)
+
+
+def lose_and_replace(work, launchers, n, victim_rank, poll):
+    """SIGKILL the launcher at victim_rank; seconds until the loss is noticed and until every
+    worker of round 1 runs, and whether the spare took the lost rank."""
+    ranks = ranks_of(work, 0)
+    spare = next(h for h in range(n + 1) if h not in ranks.values())
+    victim = ranks[victim_rank]
+    watched = [h for r, h in sorted(ranks.items()) if h != victim][:2]
+    killed = time.perf_counter()
+    kill_launcher(launchers[victim].pid)
+    seen = None
+    while es.count_up(work, 1) < n:
+        if seen is None and noticed(work, watched):
+            seen = time.perf_counter() - killed
+        if time.perf_counter() - killed > 120:
+            raise SystemExit("round 1 did not form within 120 s: " +
+                             open(f"{work}/node.{watched[0]}.err").read()[-2000:])
+        time.sleep(poll)
+    replaced = time.perf_counter() - killed
+    if seen is None:  # round 1 was up before a look saw the loss noticed
+        seen = replaced
+    return seen, replaced, ranks_of(work, 1).get(victim_rank) == spare
+
+
+def start_etcd(net, work, hosts):
+    subprocess.run(["bash", f"{TESTS}/etcd_cluster.sh", "up", net, work] + list(map(str, hosts)),
+                   check=True)
+    return subprocess.run(["bash", f"{TESTS}/etcd_cluster.sh", "endpoints"] +
+                          list(map(str, hosts)), check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def stop_all(launchers, mark):
+    for p in launchers:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in launchers:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+    for pid in sn.marked(f"AML_SCALE_MARK={mark}".encode()):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+# --- hosts: 4 launcher hosts and 3 etcd hosts.
+def hosts_trial(aml, worker, net, endpoints, backend, victim_rank, trial):
+    work = tempfile.mkdtemp(prefix="aml-etcd-hosts-")
+    mark = f"{os.getpid()}-{backend}-{trial}"
+    job = f"hosts-{mark}"
+    if backend == "etcd":
+        rdzv = ["--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints]
+    else:
+        rdzv = ["--rdzv-endpoint", f"{os.popen(f'bash {TESTS}/netns_cluster.sh addr 3').read().strip()}:29400"]
+    launchers = []
+    for i, host in enumerate(range(3, 7)):
+        launchers.append(subprocess.Popen(
+            ["bash", f"{TESTS}/netns_cluster.sh", "exec", net, str(host), "env", "-i",
+             "PATH=/usr/bin:/bin", f"W={work}", f"HOST={i}", f"AML_SCALE_MARK={mark}", aml,
+             "--nnodes", "3:3", "--nproc-per-node", "1", "--rdzv-id", job, "--rdzv-last-call", "1",
+             "--node-timeout", NODE_TIMEOUT, "--max-restarts", "1"] + rdzv + ["--", worker],
+            stdout=subprocess.DEVNULL, stderr=open(f"{work}/node.{i}.err", "wb")))
+        time.sleep(0.3)
+    while es.count_up(work, 0) < 3:
+        time.sleep(0.02)
+    time.sleep(1)
+    result = lose_and_replace(work, launchers, 3, victim_rank, 0.01)
+    stop_all(launchers, mark)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def hosts(aml, trials):
+    net = f"eb{os.getpid()}"
+    etcd_work = tempfile.mkdtemp(prefix="aml-etcd-members-")
+    subprocess.run(["bash", f"{TESTS}/netns_cluster.sh", "up", net, "7"], check=True)
+    worker = [es.noted_sleep(etcd_work)][0]
+    try:
+        endpoints = start_etcd(net, etcd_work, [0, 1, 2])
+        cases = [("etcd", 0), ("etcd", 2), ("c10d", 2)]
+        results = {case: [] for case in cases}
+        for trial in range(trials):  # interleaved: the machine's noise falls on each alike
+            for case in cases:
+                results[case].append(hosts_trial(aml, worker, net, endpoints, *case, trial))
+        print(f"4 namespace hosts (3 nodes + 1 spare), etcd on 3 more; --node-timeout "
+              f"{NODE_TIMEOUT} s; median of {trials} trials (each trial's figures in brackets)")
+        print("| backend | node lost | noticed (a survivor stopped its workers) | every worker "
+              "of round 1 running | the spare took the lost rank |")
+        print("|---|---|---:|---:|---|")
+        for (backend, rank), runs in results.items():
+            seen = statistics.median(r[0] for r in runs)
+            done = statistics.median(r[1] for r in runs)
+            each = ", ".join(f"{r[1]:.2f}" for r in runs)
+            took = sum(r[2] for r in runs)
+            print(f"| {backend} | node {rank} | {seen:.2f} s | {done:.2f} s ({each}) | "
+                  f"{took} of {len(runs)} |")
+    finally:
+        subprocess.run(["bash", f"{TESTS}/etcd_cluster.sh", "down", etcd_work])
+        subprocess.run(["bash", f"{TESTS}/netns_cluster.sh", "down", net, "7"])
+        shutil.rmtree(etcd_work, ignore_errors=True)
+
+
+# --- scale: N simulated nodes in one namespace, etcd on its loopback.
+def loopback_etcd(work):
+    procs, endpoints, peers = [], [], []
+    ports = [(sn.free_port(), sn.free_port()) for _ in range(3)]
+    initial = ",".join(f"e{i}=http://127.0.0.1:{p[1]}" for i, p in enumerate(ports))
+    for i, (client, peer) in enumerate(ports):
+        procs.append(subprocess.Popen(
+            ["etcd", "--name", f"e{i}", "--data-dir", f"{work}/etcd{i}",
+             "--listen-client-urls", f"http://127.0.0.1:{client}",
+             "--advertise-client-urls", f"http://127.0.0.1:{client}",
+             "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+             "--initial-cluster", initial, "--initial-cluster-state", "new",
+             "--heartbeat-interval", "100", "--election-timeout", "1000"],
+            stdout=subprocess.DEVNULL, stderr=open(f"{work}/etcd{i}.log", "wb")))
+        endpoints.append(f"127.0.0.1:{client}")
+    for _ in range(100):
+        ok = subprocess.run(["etcdctl", "--endpoints", ",".join(endpoints), "endpoint", "health"],
+                            env=dict(os.environ, ETCDCTL_API="3"), capture_output=True)
+        if ok.returncode == 0:
+            break
+        time.sleep(0.1)
+    return procs, ",".join(endpoints)
+
+
+def scale_trial(aml, n, backend, endpoints, lose_node0):
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
+    mark = f"{os.getpid()}-{backend}-{n}"
+    worker = es.noted_sleep(work)
+    port = sn.free_port()
+    rdzv = (["--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints] if backend == "etcd"
+            else ["--rdzv-endpoint", f"127.0.0.1:{port}"])
+    launchers = []
+    for node in range(n + 1):
+        launchers.append(subprocess.Popen(
+            [aml, "--nnodes", f"{n}:{n}", "--nproc-per-node", "1", "--rdzv-id", f"s-{mark}",
+             "--rdzv-last-call", "1", "--rdzv-timeout", "600", "--node-timeout", "10",
+             "--max-restarts", "1"] + rdzv + ["--", worker],
+            env={"PATH": "/usr/bin:/bin", "W": work, "HOST": str(node), "AML_SCALE_MARK": mark},
+            stdout=subprocess.DEVNULL, stderr=open(f"{work}/node.{node}.err", "wb")))
+        if node == 0 and backend != "etcd":
+            time.sleep(0.2)  # node 0 serves the store
+    last_started = time.perf_counter()
+    while es.count_up(work, 0) < n:
+        if time.perf_counter() - last_started > 300:
+            raise SystemExit(f"round 0 of {n} did not form: " +
+                             open(f"{work}/node.0.err").read()[-2000:])
+        time.sleep(0.05)
+    rendezvous = time.perf_counter() - last_started
+    replaced = None
+    if lose_node0:
+        time.sleep(1)
+        replaced = lose_and_replace(work, launchers, n, 0, 0.05)
+    stop_all(launchers, mark)
+    shutil.rmtree(work, ignore_errors=True)
+    return rendezvous, replaced
+
+
+def scale(aml, sizes):
+    sn.in_own_namespace(__file__)
+    # tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of its own.
+    etcd_work = tempfile.mkdtemp(prefix="aml-etcd-loopback-",
+                                 dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    procs, endpoints = loopback_etcd(etcd_work)
+    try:
+        print("N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
+              "members on the same two cores; --node-timeout 10 s (etcd: the lease's TTL)")
+        print("| nodes | rendezvous, node 0's store | rendezvous, etcd | ratio | etcd: node 0 "
+              "lost → noticed | → every worker of round 1 running |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for n in sizes:
+            store, _ = scale_trial(aml, n, "c10d", endpoints, False)
+            etcd, lost = scale_trial(aml, n, "etcd", endpoints, True)
+            print(f"| {n} | {store:.2f} s | {etcd:.2f} s | {etcd / store:.2f}x | "
+                  f"{lost[0]:.2f} s | {lost[1]:.2f} s |", flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+        shutil.rmtree(etcd_work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    aml = f"{os.path.abspath(sys.argv[1])}/launcher/aml-launch"
+    if sys.argv[2] == "hosts":
+        hosts(aml, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    else:
+        scale(aml, [int(n) for n in sys.argv[3:]])

@@ -1,0 +1,73 @@
+// The rendezvous in etcd (DESIGN §5, "Rendezvous backends"), through etcd's v3 JSON gateway:
+// no launcher serves it, so any node may be lost. Keys live under a prefix per job; sets are
+// puts, compare_set and claim are transactions (claim's key carries this launcher's lease), a
+// count is a key's version (each put of it one more, one round trip, no retries), and every
+// wait is a watch. A launcher's last will is a key under its lease: when the lease ends, every
+// other launcher sees the deletion and sets what it says.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "etcd/etcd_session.hpp"
+#include "rendezvous/rendezvous_client.hpp"
+
+namespace aml::etcd {
+
+class EtcdRendezvous : public RendezvousClient {
+ public:
+  explicit EtcdRendezvous(std::shared_ptr<EtcdSession> session);
+  ~EtcdRendezvous() override;
+  EtcdRendezvous(const EtcdRendezvous&) = delete;
+  EtcdRendezvous& operator=(const EtcdRendezvous&) = delete;
+
+  Result<bool> set(std::string_view key, std::string_view value) override;
+  // Transactions of up to 128 puts (etcd's default --max-txn-ops).
+  Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) override;
+  Result<std::optional<std::string>> get(std::string_view key,
+                                         std::chrono::milliseconds timeout) override;
+  Result<std::int64_t> add(std::string_view key, std::int64_t delta) override;
+  Result<bool> check(const std::vector<std::string>& keys) override;
+  Result<bool> wait(const std::vector<std::string>& keys,
+                    std::chrono::milliseconds timeout) override;
+  Result<std::vector<std::optional<std::string>>> get_all(
+      const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  Result<bool> erase(std::string_view key) override;
+  Result<std::string> compare_set(std::string_view key, std::string_view expected,
+                                  std::string_view desired) override;
+  Result<std::string> claim(std::string_view key, std::string_view value) override;
+  Result<bool> set_last_will(std::string_view key, std::string_view value) override;
+  Result<bool> clear_last_will() override;
+  Result<bool> identify(std::string_view) override { return true; }
+  Result<std::vector<std::string>> silent(std::chrono::milliseconds) override;
+  Result<bool> heartbeat() override;
+  Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override;
+  Result<std::optional<std::string>> finish_get() override;
+  // The same descriptor for the connection's life, whichever member the watch is on now (an
+  // event loop registers it once): an epoll set holding the watch's socket.
+  int fd() const override { return ready_fd_; }
+  void set_reply_timeout(std::chrono::milliseconds timeout) override { reply_timeout_ = timeout; }
+  std::string local_address() const override { return session_->local_address(); }
+
+ private:
+  Clock::time_point reply_deadline() const;
+  Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request);
+  // The values of these keys now (one range over their common prefix), and the revision read.
+  Result<std::vector<std::optional<std::string>>> read(const std::vector<std::string>& keys,
+                                                       long long& revision);
+  void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
+  Result<std::string> transaction(std::string_view key, std::string_view expected,
+                                  std::string_view desired, bool leased);
+
+  std::shared_ptr<EtcdSession> session_;
+  std::string will_key_;  // this connection's will, under the session's lease
+  bool will_set_ = false;
+  std::chrono::milliseconds reply_timeout_{0};
+  // start_get's watch.
+  std::optional<HttpConnection> watch_;
+  int ready_fd_ = -1;
+  std::string watched_;
+  long long watched_from_ = 0;
+};
+
+}  // namespace aml::etcd

@@ -1,0 +1,302 @@
+#include "etcd/etcd_session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "etcd/base64.hpp"
+
+namespace aml::etcd {
+namespace {
+
+using nlohmann::json;
+
+// A member that cannot serve now (lost, no leader, overloaded) is left for the next one.
+constexpr std::chrono::milliseconds kRetryPause{100};
+// A unary call on one member gives up after this, so that a lost member costs little.
+constexpr std::chrono::milliseconds kMemberTry{2000};
+// Once etcd was found unreachable: how long a call tries until a member answers again.
+constexpr std::chrono::milliseconds kUnreachableTry{500};
+
+std::pair<std::string, int> host_port(const std::string& endpoint) {
+  const auto colon = endpoint.rfind(':');
+  if (colon == std::string::npos) return {endpoint, 2379};
+  std::string host = endpoint.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return {host, std::atoi(endpoint.c_str() + colon + 1)};
+}
+
+std::string text_of(const json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  return it->dump();
+}
+
+long long number_of(const json& j, const char* name) {
+  return std::atoll(text_of(j, name).c_str());
+}
+
+// gRPC's codes for a member that cannot answer now: another may.
+bool try_another(int http_status, const json& answer) {
+  const long long code = number_of(answer, "code");
+  return http_status >= 500 || code == 14 || code == 4 || code == 1 || code == 8;
+}
+
+}  // namespace
+
+std::string prefix_end(std::string prefix) {
+  while (!prefix.empty()) {
+    auto& last = reinterpret_cast<unsigned char&>(prefix.back());
+    if (last < 0xff) {
+      ++last;
+      return prefix;
+    }
+    prefix.pop_back();
+  }
+  return std::string(1, '\0');  // every key
+}
+
+Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
+                                                        std::chrono::milliseconds timeout) {
+  std::shared_ptr<EtcdSession> session(new EtcdSession(std::move(options)));
+  // Launchers start on different members: a thousand of them do not all load the first.
+  session->current_ = static_cast<std::size_t>(getpid()) % session->options_.endpoints.size();
+  const auto deadline = Clock::now() + timeout;
+  const long long ttl = std::max<long long>(2, (session->options_.lease_ttl.count() + 999) / 1000);
+  auto granted = session->call("/v3/lease/grant", {{"TTL", std::to_string(ttl)}}, deadline);
+  if (!granted) return granted.error();
+  session->lease_ = text_of(*granted, "ID");
+  if (session->lease_.empty()) return invalid("etcd", session->endpoints_text(), "a lease");
+  session->next_keep_alive_ = Clock::now() + session->options_.lease_ttl / 3;
+  if (auto joined = session->join_generation(deadline); !joined) return joined.error();
+  if (auto watching = session->open_will_watch(deadline); !watching) return watching.error();
+  return session;
+}
+
+EtcdSession::~EtcdSession() {
+  if (lease_.empty()) return;
+  (void)call("/v3/lease/revoke", {{"ID", lease_}}, Clock::now() + kMemberTry);
+}
+
+std::string EtcdSession::endpoints_text() const {
+  std::string text;
+  for (const auto& endpoint : options_.endpoints) text += (text.empty() ? "" : ",") + endpoint;
+  return text;
+}
+
+Result<json> EtcdSession::call(const std::string& path, const json& request,
+                               Clock::time_point deadline) {
+  if (unreachable_) deadline = std::min(deadline, Clock::now() + kUnreachableTry);
+  const std::string body = request.dump();
+  std::string last_error = "no member tried";
+  const std::size_t members = options_.endpoints.size();
+  for (int attempt = 0;; ++attempt) {
+    if (!unary_) {
+      const auto [host, port] = host_port(options_.endpoints[current_ % members]);
+      auto opened = HttpConnection::open(host, port, std::min(deadline, Clock::now() + kMemberTry));
+      if (opened) {
+        unary_.emplace(std::move(*opened));
+        local_address_ = unary_->local_address();
+      } else {
+        last_error = opened.error().message();
+      }
+    }
+    if (unary_) {
+      auto answer = unary_->post(path, body, std::min(deadline, Clock::now() + kMemberTry));
+      if (answer) {
+        auto parsed = json::parse(answer->body, nullptr, false);
+        if (parsed.is_discarded() || !parsed.is_object()) {
+          last_error = unary_->where() + " answered " + path + " with no JSON (is it etcd?)";
+        } else if (answer->status == 200) {
+          unreachable_ = false;
+          return parsed;
+        } else if (!try_another(answer->status, parsed)) {
+          return invalid("etcd", unary_->where() + path,
+                         "an accepted request (etcd said: " + text_of(parsed, "error") + ")");
+        } else {
+          last_error = unary_->where() + ": " + text_of(parsed, "error");
+        }
+      } else {
+        last_error = answer.error().message();
+      }
+      unary_.reset();
+    }
+    ++current_;  // the next member
+    if (Clock::now() + kRetryPause >= deadline) {
+      unreachable_ = true;
+      break;
+    }
+    if (attempt % static_cast<int>(members) == static_cast<int>(members) - 1)
+      usleep(kRetryPause.count() * 1000);
+  }
+  return invalid("etcd", endpoints_text(),
+                 "an etcd member that answers (none did in time; last: " + last_error + ")");
+}
+
+Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view range_end,
+                                          long long revision, bool deletions_only,
+                                          Clock::time_point deadline) {
+  json create = {{"key", to_base64(full_key(key))}, {"prev_kv", deletions_only}};
+  if (!range_end.empty()) create["range_end"] = to_base64(full_key(range_end));
+  if (revision > 0) create["start_revision"] = std::to_string(revision);
+  if (deletions_only) create["filters"] = json::array({"NOPUT"});
+  const std::string body = json{{"create_request", create}}.dump();
+  std::string last_error = "no member tried";
+  const std::size_t members = options_.endpoints.size();
+  for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
+    const auto [host, port] = host_port(options_.endpoints[(current_ + tried) % members]);
+    const auto try_until = std::min(deadline, Clock::now() + kMemberTry);
+    auto opened = HttpConnection::open(host, port, try_until);
+    if (!opened) {
+      last_error = opened.error().message();
+    } else if (auto status = opened->post_stream("/v3/watch", body, try_until); !status) {
+      last_error = status.error().message();
+    } else if (*status != 200) {
+      last_error = opened->where() + " refused a watch (HTTP " + std::to_string(*status) + ")";
+    } else if (auto created = opened->next_message(try_until); !created || !*created) {
+      last_error = opened->where() + " did not start a watch";
+    } else {
+      return std::move(*opened);
+    }
+    if (tried % members == members - 1) usleep(kRetryPause.count() * 1000);
+  }
+  return invalid("etcd", endpoints_text(),
+                 "an etcd member that starts a watch (none did in time; last: " + last_error + ")");
+}
+
+Result<std::vector<WatchEvent>> EtcdSession::events_of(const std::string& message) const {
+  auto parsed = json::parse(message, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return invalid("etcd", endpoints_text(), "a watch message in JSON");
+  }
+  if (parsed.contains("error")) {
+    return invalid("etcd", endpoints_text(),
+                   "a watch that goes on (etcd said: " + text_of(parsed["error"], "message") + ")");
+  }
+  const json& result = parsed.value("result", json::object());
+  if (result.value("canceled", false)) {
+    return invalid(
+        "etcd", endpoints_text(),
+        "a watch that goes on (it was canceled: " + text_of(result, "cancel_reason") + ")");
+  }
+  std::vector<WatchEvent> events;
+  for (const json& e : result.value("events", json::array())) {
+    WatchEvent event;
+    event.put = e.value("type", std::string("PUT")) != "DELETE";
+    const json& kv = e.value("kv", json::object());
+    auto key = from_base64(text_of(kv, "key"));
+    if (!key || !key->starts_with(options_.prefix)) continue;
+    event.key = key->substr(options_.prefix.size());
+    event.value = from_base64(text_of(kv, "value")).value_or("");
+    if (e.contains("prev_kv"))
+      event.previous = from_base64(text_of(e["prev_kv"], "value")).value_or("");
+    event.revision = number_of(kv, "mod_revision");
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+// The generation whose job has not ended: the last one, or a new one made by the first
+// launcher that finds the last one ended (a compare-and-set: every launcher agrees).
+Result<bool> EtcdSession::join_generation(Clock::time_point deadline) {
+  const std::string counter = options_.prefix + "generation";
+  for (;;) {
+    auto read = call("/v3/kv/range", {{"key", to_base64(counter)}}, deadline);
+    if (!read) return read.error();
+    const json kvs = read->value("kvs", json::array());
+    const std::string generation =
+        kvs.empty() ? "0" : from_base64(text_of(kvs.front(), "value")).value_or("0");
+    const std::string under = options_.prefix + generation + "/";
+    auto ended = call("/v3/kv/range", {{"key", to_base64(under + options_.ended_key)}}, deadline);
+    if (!ended) return ended.error();
+    if (options_.ended_key.empty() || ended->value("kvs", json::array()).empty()) {
+      options_.prefix = under;
+      return true;
+    }
+    json compare = {{"key", to_base64(counter)}, {"result", "EQUAL"}};
+    if (kvs.empty()) {
+      compare["target"] = "CREATE";
+      compare["create_revision"] = "0";
+    } else {
+      compare["target"] = "VALUE";
+      compare["value"] = to_base64(generation);
+    }
+    const std::string next = std::to_string(std::atoll(generation.c_str()) + 1);
+    json put = {{"key", to_base64(counter)}, {"value", to_base64(next)}};
+    auto moved = call(
+        "/v3/kv/txn",
+        {{"compare", json::array({compare})}, {"success", json::array({{{"request_put", put}}})}},
+        deadline);
+    if (!moved) return moved.error();
+    if (moved->value("succeeded", false)) {
+      // The ended run's keys go with it (its launchers have read the end by now).
+      (void)call("/v3/kv/deleterange",
+                 {{"key", to_base64(under)}, {"range_end", to_base64(prefix_end(under))}},
+                 deadline);
+    }
+  }
+}
+
+Result<bool> EtcdSession::keep_alive(Clock::time_point deadline) {
+  auto answer = call("/v3/lease/keepalive", {{"ID", lease_}}, deadline);
+  if (!answer) return answer.error();
+  const json& result = answer->value("result", json::object());
+  if (number_of(result, "TTL") <= 0) {
+    return invalid("etcd lease", lease_,
+                   "a live lease; it expired: this launcher was silent for over --node-timeout "
+                   "(a pause, a cut-off) and the job counted it lost");
+  }
+  next_keep_alive_ = Clock::now() + options_.lease_ttl / 3;
+  return true;
+}
+
+Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
+  auto watching = watch(kWills, prefix_end(std::string(kWills)), wills_seen_ ? wills_seen_ + 1 : 0,
+                        true, deadline);
+  if (!watching) return watching.error();
+  wills_.emplace(std::move(*watching));
+  return true;
+}
+
+// A will's key is deleted when its launcher's lease ends; its value (prev_kv) says what to
+// set. Every launcher that sees it sets it where absent: the first one does, the rest find it.
+Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
+  while (wills_) {
+    auto message = wills_->next_message(Clock::now());
+    if (!message) {
+      wills_.reset();  // its member was lost: watch again on another, from where it was
+      if (auto again = open_will_watch(deadline); !again) return again.error();
+      continue;
+    }
+    if (!*message) return true;
+    auto events = events_of(**message);
+    if (!events) return events.error();
+    for (const WatchEvent& event : *events) {
+      wills_seen_ = std::max(wills_seen_, event.revision);
+      if (event.put || event.previous.empty() || event.previous == kClearedWill) continue;
+      auto will = json::parse(event.previous, nullptr, false);
+      if (!will.is_object()) continue;
+      const std::string key = full_key(will.value("key", std::string()));
+      json put = {{"key", to_base64(key)},
+                  {"value", to_base64(will.value("value", std::string()))}};
+      json txn = {{"compare", json::array({{{"key", to_base64(key)},
+                                            {"target", "CREATE"},
+                                            {"result", "EQUAL"},
+                                            {"create_revision", "0"}}})},
+                  {"success", json::array({{{"request_put", put}}})}};
+      if (auto done = call("/v3/kv/txn", txn, deadline); !done) return done.error();
+    }
+  }
+  return true;
+}
+
+Result<bool> EtcdSession::tend(Clock::time_point deadline) {
+  if (Clock::now() >= next_keep_alive_) {
+    if (auto kept = keep_alive(deadline); !kept) return kept.error();
+  }
+  return fire_wills(deadline);
+}
+
+}  // namespace aml::etcd

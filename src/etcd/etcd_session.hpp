@@ -1,0 +1,98 @@
+// One launcher's session with an etcd cluster (DESIGN §5): its lease (its liveness and its
+// last will: kept alive while it runs, revoked on a clean exit, expired after a death or a
+// silence of --node-timeout), unary calls that move to another member when one is lost, and
+// the firing of the last wills of launchers whose lease ended. Shared by the launcher's
+// connections (etcd_rendezvous.hpp). Single-threaded: every call tends the session.
+#pragma once
+
+#include <aml/error.hpp>
+#include <chrono>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "etcd/http_connection.hpp"
+
+namespace aml::etcd {
+
+struct SessionOptions {
+  std::vector<std::string> endpoints;  // host:port of each member
+  std::string prefix;                  // every key of the job is under it
+  std::chrono::milliseconds lease_ttl{60000};
+  // A job's id is often used again (a Kubeflow job's name, restarted whole): each run of it
+  // has a generation of its own under the prefix, the next one once this key exists in the
+  // last (the job's end).
+  std::string ended_key;
+};
+
+// A watch's first message says it was created; what follows are its events.
+struct WatchEvent {
+  bool put = true;  // else a deletion
+  std::string key;  // without the job's prefix
+  std::string value;
+  std::string previous;  // a deletion's value before (prev_kv)
+  long long revision = 0;
+};
+
+class EtcdSession {
+ public:
+  // Grants the lease, trying the members until one answers or `timeout` passed.
+  static Result<std::shared_ptr<EtcdSession>> start(SessionOptions options,
+                                                    std::chrono::milliseconds timeout);
+  ~EtcdSession();  // revokes the lease: this launcher's last wills fire at once
+  EtcdSession(const EtcdSession&) = delete;
+  EtcdSession& operator=(const EtcdSession&) = delete;
+
+  // A unary call (path: "/v3/kv/put") on the member in use, moving on to the others while
+  // they fail, until the deadline. An error names every endpoint.
+  Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request,
+                              Clock::time_point deadline);
+  // A watch of [key, range_end) from `revision` on, on the first member that answers.
+  Result<HttpConnection> watch(std::string_view key, std::string_view range_end, long long revision,
+                               bool deletions_only, Clock::time_point deadline);
+  // Reads one watch message: its events (empty: created, or a progress note).
+  Result<std::vector<WatchEvent>> events_of(const std::string& message) const;
+
+  // Keeps the lease alive when due and fires the last wills of launchers that are gone.
+  // An error: the lease expired (this launcher was counted lost) or etcd cannot be reached.
+  Result<bool> tend(Clock::time_point deadline);
+  Result<bool> keep_alive(Clock::time_point deadline);
+  Clock::time_point next_keep_alive() const { return next_keep_alive_; }
+
+  std::string full_key(std::string_view key) const { return options_.prefix + std::string(key); }
+  const std::string& lease() const { return lease_; }
+  long long next_serial() { return ++serial_; }
+  std::string endpoints_text() const;
+  std::string local_address() const { return local_address_; }
+  std::chrono::milliseconds lease_ttl() const { return options_.lease_ttl; }
+
+  static constexpr std::string_view kWills = "wills/";
+  static constexpr std::string_view kClearedWill = "cleared";
+
+ private:
+  explicit EtcdSession(SessionOptions options) : options_(std::move(options)) {}
+  Result<bool> fire_wills(Clock::time_point deadline);
+  Result<bool> join_generation(Clock::time_point deadline);
+  Result<bool> open_will_watch(Clock::time_point deadline);
+
+  SessionOptions options_;
+  std::size_t current_ = 0;  // the member in use
+  std::optional<HttpConnection> unary_;
+  std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended
+  long long wills_seen_ = 0;             // the last revision read from that watch
+  std::string lease_;
+  std::string local_address_;
+  long long serial_ = 0;
+  // A call found no member for its whole time: until one answers again, calls try briefly
+  // (a job that lost etcd ends without waiting on it once per call).
+  bool unreachable_ = false;
+  Clock::time_point next_keep_alive_;
+};
+
+// The first key after every key that starts with `prefix` (etcd's range_end for a prefix).
+std::string prefix_end(std::string prefix);
+
+}  // namespace aml::etcd

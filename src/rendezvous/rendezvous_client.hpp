@@ -1,0 +1,84 @@
+// One connection of a launcher to its job's rendezvous (DESIGN §5, "Rendezvous backends"):
+// the few operations the node group is written in. Two implementations, chosen at start:
+// node 0's store (store_rendezvous.hpp) and etcd (etcd/etcd_rendezvous.hpp). Everything above
+// (rounds, seats, the one verdict, failure news, stops, hang coordination) is written once.
+#pragma once
+
+#include <aml/error.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace aml {
+
+class RendezvousClient {
+ public:
+  virtual ~RendezvousClient() = default;
+
+  virtual Result<bool> set(std::string_view key, std::string_view value) = 0;
+  // Many keys at once (a round's seats): as few round trips as the backend allows.
+  virtual Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) = 0;
+  // The value once the key exists; nullopt when the timeout passed first.
+  virtual Result<std::optional<std::string>> get(std::string_view key,
+                                                 std::chrono::milliseconds timeout) = 0;
+  // Adds delta (0 or 1) to the key's count and gives the new count: each caller that adds 1
+  // gets a number of its own.
+  virtual Result<std::int64_t> add(std::string_view key, std::int64_t delta) = 0;
+  virtual Result<bool> check(const std::vector<std::string>& keys) = 0;
+  virtual Result<bool> wait(const std::vector<std::string>& keys,
+                            std::chrono::milliseconds timeout) = 0;
+  // Each key's value once all exist or the timeout passed (nullopt: still absent).
+  virtual Result<std::vector<std::optional<std::string>>> get_all(
+      const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  virtual Result<bool> erase(std::string_view key) = 0;
+  // Stores `desired` where the value is `expected` ("" for an absent key); gives the value
+  // stored afterwards.
+  virtual Result<std::string> compare_set(std::string_view key, std::string_view expected,
+                                          std::string_view desired) = 0;
+  // Like compare_set with "" expected, but the key lasts only while this launcher lives: it
+  // vanishes with its death (a lease's end). Node 0's store goes away with its launcher, so
+  // there it is a plain compare_set.
+  virtual Result<std::string> claim(std::string_view key, std::string_view value) = 0;
+  // When this launcher dies (or, for etcd, is silent past its lease), key is set to value if
+  // it is absent. One will per connection; a new one replaces it.
+  virtual Result<bool> set_last_will(std::string_view key, std::string_view value) = 0;
+  virtual Result<bool> clear_last_will() = 0;
+  // Liveness watched by node 0's store (silent() names the quiet ones). etcd watches leases
+  // instead: there a death or a silence past the lease fires the last will, and silent() is
+  // always empty.
+  virtual Result<bool> identify(std::string_view name) = 0;
+  virtual Result<std::vector<std::string>> silent(std::chrono::milliseconds at_least) = 0;
+  // Says "alive". True where the rendezvous itself answered (etcd's lease keepalive): the
+  // rendezvous is known alive. False for a one-way heartbeat (node 0's store).
+  virtual Result<bool> heartbeat() = 0;
+
+  // For event loops: start_get begins waiting for the key; once fd() is readable, finish_get
+  // gives its value (nullopt: nothing yet; start again).
+  virtual Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) = 0;
+  virtual Result<std::optional<std::string>> finish_get() = 0;
+  virtual int fd() const = 0;
+
+  // A reply that does not come within this time is an error (0: wait for ever).
+  virtual void set_reply_timeout(std::chrono::milliseconds timeout) = 0;
+  // This end's address: the address the others reach this node by.
+  virtual std::string local_address() const = 0;
+};
+
+// Which rendezvous holds the job, for errors, --dry-run and the summary.
+struct RendezvousBackend {
+  enum class Kind { node0_store, etcd };
+  Kind kind = Kind::node0_store;
+  std::vector<std::string> endpoints;  // etcd: host:port of each member
+  std::string name() const { return kind == Kind::etcd ? "etcd" : "c10d"; }
+  // "node 0's store at a:29400" / "etcd at e1:2379,e2:2379".
+  std::string describe(const std::string& node0_address) const;
+  // What losing a node means for the job under this backend.
+  std::string loss_means() const;
+};
+
+}  // namespace aml

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The rendezvous in etcd (DESIGN §5, "Rendezvous backends"): a real three-member etcd cluster
+# (Debian's etcd-server) on network-namespace hosts of its own, launchers on others.
+# 1. A Kubeflow PyTorchJob with an elasticPolicy and rdzvBackend: etcd (PET_NNODES=2:3, the
+#    endpoint listing etcd's members): three nodes and a hot spare. etcd's leader SIGKILLed
+#    while the round runs: nothing ends. Node 0's host SIGKILLed: a round of three with the
+#    spare, the survivors keep their node ranks, and the job ends 0.
+# 2. etcd unreachable at the start: a clear error naming the endpoints after --rdzv-timeout.
+# 3. etcd unreachable (every member stopped) for longer than --node-timeout while the workers
+#    run: every node stops, and each names etcd as the job's loss.
+# 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
+#    result.
+# usage: etcd_rendezvous_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
+set -u
+BIN=$(realpath "$1")
+TRAIN=$(realpath "$2")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
+ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
+NET="et$$"
+HOSTS=8  # 0-2: etcd's members; 3-7: launchers
+FIRST_HOST=3
+MARK="aml-etcd-$$"
+trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS
+      [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
+if ! command -v etcd >/dev/null; then
+  check "etcd is installed (scripts/install-deps.sh installs etcd-server)" false
+  finish; exit
+fi
+netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
+check "a three-member etcd cluster starts on hosts 0-2" bash "$ETCD" up "$NET" "$WORK" 0 1 2
+ENDPOINTS=$(bash "$ETCD" endpoints 0 1 2)
+
+# Each worker writes its node rank and world size for its round, then runs until told:
+# $W/$JOB.finish ends every worker well.
+cat >"$WORK/worker.sh" <<'EOS'
+#!/bin/sh
+r=$TORCHELASTIC_RESTART_COUNT
+echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE master $MASTER_ADDR store $AML_LAUNCH_STORE"
+[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $MASTER_ADDR" >"$W/$JOB.rank.$HOST_ID.$r"
+while :; do
+  [ -e "$W/$JOB.finish" ] && exit 0
+  sleep 0.05
+done
+EOS
+chmod +x "$WORK/worker.sh"
+
+kubeflow_env() {  # an elasticPolicy's pod with rdzvBackend: etcd
+  echo PET_NNODES=2:3 PET_RDZV_BACKEND=etcd PET_RDZV_ENDPOINT="$ENDPOINTS" PET_RDZV_ID="job-$$" \
+    PET_MAX_RESTARTS=3 PET_NPROC_PER_NODE=2
+}
+no_env() { :; }
+# start JOB HOST ENV-FUNCTION ARGS...: host HOST's launcher in the background
+start() {
+  local job=$1 host=$2 envf=$3
+  shift 3
+  (
+    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
+      HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" $($envf) "$BIN" "$@" \
+      --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
+      >"$WORK/$job.out.$host" 2>&1
+    echo $? >"$WORK/$job.status.$host"
+  ) 2>/dev/null &
+}
+CMD=("$WORK/worker.sh")
+# A host lost: its launcher's processes (guardian and supervisor) and its workers, at once.
+kill_host() {
+  local p
+  for p in $(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3); do
+    kill -KILL "$p" 2>/dev/null
+  done
+}
+
+# --- 1. Kubeflow elasticPolicy with rdzvBackend: etcd; four launchers for at most three nodes.
+J=kf
+ARGS=(--rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 30)
+for h in 3 4 5 6; do
+  start $J $h kubeflow_env "${ARGS[@]}"
+  sleep 0.3
+done
+ok=1
+for _ in $(seq 300); do
+  [ "$(ls "$WORK"/$J.rank.*.0 2>/dev/null | wc -l)" = 3 ] && break
+  sleep 0.05
+done
+ranks=$(cat "$WORK"/$J.rank.*.0 2>/dev/null | cut -d' ' -f1,3 | sort | tr '\n' ' ')
+check "etcd: three nodes make round 0 (node ranks 0, 1, 2; 6 ranks): $ranks" \
+  [ "$ranks" = "0 6 1 6 2 6 " ] || show $J
+spare=$(for h in 3 4 5 6; do [ -e "$WORK/$J.rank.$h.0" ] || echo $h; done)
+for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.$spare" 2>/dev/null && break; sleep 0.05; done
+check "etcd: the fourth launcher (host $spare) waits as a hot spare" \
+  grep -q "this node waits for the next round as a hot spare" "$WORK/$J.out.$spare" || show $J
+node0=$(host_with_rank $J 0 0)
+m0=$(cut -d' ' -f4 "$WORK/$J.rank.$node0.0")
+check "etcd: the workers' MASTER_ADDR is round 0's node 0 (host $node0, $m0), not etcd" \
+  [ "$m0" = "$(bash "$CLUSTER" addr "$node0")" ]
+check "etcd: the workers' store is on node 0 too" grep -q "store $m0:" "$WORK/$J.out.$node0"
+
+leader=$(bash "$ETCD" leader "$NET" 0 1 2)
+bash "$ETCD" kill "$WORK" "$leader"
+sleep 6  # twice --node-timeout: every lease renewed through the other members
+new_leader=$(bash "$ETCD" leader "$NET" 0 1 2)
+running=$(for h in 3 4 5 6; do [ -e "$WORK/$J.status.$h" ] || echo -n "$h "; done)
+check "etcd: its leader (host $leader) SIGKILLed while round 0 runs: nothing ends (running: $running; new leader $new_leader)" \
+  bash -c "[ '$running' = '3 4 5 6 ' ] && ! ls '$WORK'/$J.rank.*.1 >/dev/null 2>&1" || show $J
+
+survivors=$(for h in 3 4 5 6; do [ "$h" != "$node0" ] && [ "$h" != "$spare" ] && echo $h; done)
+t0=$(date +%s%N)
+kill_host $J "$node0"
+for h in $survivors $spare; do wait_file "$WORK/$J.rank.$h.1" 30; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+got=$(ls "$WORK"/$J.rank.*.1 2>/dev/null | wc -l)
+check "etcd: node 0's host SIGKILLed: round 1 has three nodes with the spare ($got, $ms ms from the kill; --node-timeout 3 s)" \
+  [ "$got" = 3 ] || show $J
+kept=1
+for h in $survivors; do [ "$(rank_of $J "$h" 0)" = "$(rank_of $J "$h" 1)" ] || kept=0; done
+check "etcd: the survivors keep their node ranks; the spare takes node rank 0" \
+  bash -c "[ $kept = 1 ] && [ \"\$(rank_of_spare=\$(cut -d' ' -f1 '$WORK/$J.rank.$spare.1'); echo \$rank_of_spare)\" = 0 ]" ||
+  show $J
+touch "$WORK/$J.finish"
+statuses=$(for h in $survivors $spare; do wait_status $J "$h" 20; done | tr '\n' ' ')
+check "etcd: the job ends 0 on every node left ($statuses)" [ "$statuses" = "0 0 0 " ] || show $J
+check "etcd: --summary-file says etcd held the job, and what a node's loss means" \
+  grep -q '"backend": "etcd"' "$WORK/$J.summary.$spare.json"
+bash "$ETCD" down "$WORK"
+
+# --- 2. etcd unreachable at the start (nothing answers at its members' addresses).
+bash "$ETCD" up "$NET" "$WORK" 0 1 2 >/dev/null 2>&1 || true
+J=un
+t0=$(date +%s%N)
+start $J 3 no_env --nnodes 2 --node-rank 0 --rdzv-backend etcd --rdzv-id "un-$$" \
+  --rdzv-endpoint 10.77.0.200:2379,10.77.0.201:2379 --rdzv-timeout 4 --node-timeout 3
+status=$(wait_status $J 3 30)
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "etcd unreachable at the start: exit 2 after --rdzv-timeout 4 s ($status after $ms ms)" \
+  bash -c "[ '$status' = 2 ] && [ $ms -ge 3800 ] && [ $ms -lt 12000 ]" || show $J
+check "etcd unreachable at the start: the error names the endpoints and --rdzv-timeout" \
+  grep -q "10.77.0.200:2379,10.77.0.201:2379.*--rdzv-timeout 4 s" "$WORK/$J.out.3" || show $J
+
+# --- 3. etcd unreachable for longer than --node-timeout while the workers run.
+J=lost
+ARGS=(--nnodes 2 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "lost-$$"
+  --nproc-per-node 1 --node-timeout 3 --rdzv-timeout 20)
+start $J 3 no_env "${ARGS[@]}" --node-rank 0
+start $J 4 no_env "${ARGS[@]}" --node-rank 1
+wait_file "$WORK/$J.rank.3.0" 20 && wait_file "$WORK/$J.rank.4.0" 5
+t0=$(date +%s%N)
+bash "$ETCD" stop "$WORK"
+s3=$(wait_status $J 3 30); s4=$(wait_status $J 4 5)
+ms=$((($(date +%s%N) - t0) / 1000000))
+bash "$ETCD" cont "$WORK"
+check "etcd stopped while the workers run: both nodes stop ($s3 $s4, $ms ms; --node-timeout 3 s)" \
+  bash -c "[ -n '$s3' ] && [ '$s3' != 0 ] && [ '$s3' = '$s4' ] && [ $ms -lt 15000 ]" || show $J
+check "etcd stopped: each node names etcd as the job's loss" bash -c \
+  "grep -q 'rendezvous was lost: etcd at $ENDPOINTS' '$WORK/$J.out.3' &&
+   grep -q 'rendezvous was lost: etcd at $ENDPOINTS' '$WORK/$J.out.4'" || show $J
+
+# --- 4. torch gloo, a checkpoint each step, through the loss of node 0 under etcd.
+J=tc
+if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+  CMD=(/usr/bin/python3 "$TRAIN" "$WORK/tc.checkpoint" 40 0.15)
+  ARGS=(--nnodes 2:3 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "torch-$$"
+    --nproc-per-node 1 --max-restarts 2 --rdzv-last-call 1 --node-timeout 3 --term-timeout 5)
+  for h in 3 4 5; do
+    start $J $h no_env "${ARGS[@]}"
+    sleep 0.3
+  done
+  for _ in $(seq 600); do
+    step=$(/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])["step"])' \
+      "$WORK/tc.checkpoint" 2>/dev/null)
+    [ "${step:-0}" -ge 8 ] && break
+    sleep 0.1
+  done
+  node0=$(grep -l "round 0: rank 0 of 3" "$WORK"/tc.out.* | head -1)
+  node0=${node0##*.}
+  kill_host $J "$node0"
+  left=$(for h in 3 4 5; do [ "$h" != "$node0" ] && echo $h; done)
+  statuses=$(for h in $left; do wait_status $J "$h" 120; done | tr '\n' ' ')
+  check "torch gloo through the loss of node 0 (host $node0) under etcd: both others finish 0 ($statuses)" \
+    [ "$statuses" = "0 0 " ] || show $J
+  check "torch gloo under etcd: all 40 steps counted once, the last round's world 2, resumed" \
+    grep -q "done: 40 steps, total 40.0, last round's world 2, resumed at step [1-9]" $(for h in $left; do echo "$WORK/tc.out.$h"; done) ||
+    show $J
+else
+  check "python3-torch is installed (scripts/install-deps.sh installs it)" false
+fi
+
+kill_marked_processes "$MARK"
+finish

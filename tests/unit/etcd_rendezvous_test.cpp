@@ -1,0 +1,279 @@
+// The etcd rendezvous (src/etcd) against a real etcd (Debian's etcd-server), started by the test
+// on loopback ports of its own: each operation the node group uses, the lease as liveness and
+// last will, a member that is not there, and something that is not etcd answering.
+#include "etcd/etcd_rendezvous.hpp"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "etcd/http_connection.hpp"
+#include "net/free_port.hpp"
+
+namespace aml::etcd {
+namespace {
+
+using namespace std::chrono_literals;
+
+class EtcdRendezvousTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("aml-etcd-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    const int client = *free_tcp_port(), peer = *free_tcp_port();
+    endpoint_ = "127.0.0.1:" + std::to_string(client);
+    const std::string client_url = "http://" + endpoint_;
+    const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer);
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string data = (dir_ / "data").string(), log = (dir_ / "log").string();
+      freopen(log.c_str(), "w", stderr);
+      freopen(log.c_str(), "a", stdout);
+      execlp("etcd", "etcd", "--data-dir", data.c_str(), "--listen-client-urls", client_url.c_str(),
+             "--advertise-client-urls", client_url.c_str(), "--listen-peer-urls", peer_url.c_str(),
+             "--initial-advertise-peer-urls", peer_url.c_str(), "--initial-cluster",
+             ("default=" + peer_url).c_str(), nullptr);
+      _exit(127);
+    }
+    for (int i = 0; i < 100; ++i) {
+      auto session = EtcdSession::start({{endpoint_}, "/probe/", 5s, ""}, 100ms);
+      if (session) return;
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  static void TearDownTestSuite() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A launcher's session under this test's own prefix.
+  static std::shared_ptr<EtcdSession> session(std::chrono::milliseconds ttl = 5s) {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    auto started =
+        EtcdSession::start({{endpoint_}, std::string("/t/") + test->name() + "/", ttl, ""}, 5s);
+    EXPECT_TRUE(started.ok()) << (started.ok() ? "" : started.error().message());
+    return started.ok() ? *started : nullptr;
+  }
+
+  static inline pid_t pid_ = -1;
+  static inline std::string endpoint_;
+  static inline std::filesystem::path dir_;
+};
+
+TEST_F(EtcdRendezvousTest, SetGetAndAnAbsentKeyWithItsTimeout) {
+  EtcdRendezvous client(session());
+  ASSERT_TRUE(client.set("k", std::string("v\0w", 3)).ok());
+  auto got = client.get("k", 0ms);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(**got, std::string("v\0w", 3));  // bytes, not text
+  const auto before = std::chrono::steady_clock::now();
+  auto absent = client.get("nothing", 300ms);
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->has_value());
+  EXPECT_GE(std::chrono::steady_clock::now() - before, 290ms);
+  EXPECT_TRUE(*client.erase("k"));
+  EXPECT_FALSE(client.get("k", 0ms)->has_value());
+}
+
+TEST_F(EtcdRendezvousTest, AGetWaitsForThePutOfAnotherLauncher) {
+  EtcdRendezvous waiter(session());
+  std::thread other([] {
+    std::this_thread::sleep_for(200ms);
+    EtcdRendezvous setter(session());
+    (void)setter.set("late", "here");
+  });
+  auto got = waiter.get("late", 5s);
+  other.join();
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_EQ(got->value_or("none"), "here");
+}
+
+TEST_F(EtcdRendezvousTest, AddGivesEveryCallerANumberOfItsOwn) {
+  std::set<std::int64_t> numbers;
+  std::mutex lock;
+  std::vector<std::thread> adders;
+  for (int t = 0; t < 3; ++t) {
+    adders.emplace_back([&] {
+      EtcdRendezvous client(session());
+      for (int i = 0; i < 30; ++i) {
+        auto n = client.add("count", 1);
+        std::lock_guard<std::mutex> hold(lock);
+        if (n.ok()) numbers.insert(*n);
+      }
+    });
+  }
+  for (auto& t : adders) t.join();
+  EXPECT_EQ(numbers.size(), 90u);
+  EXPECT_EQ(*numbers.begin(), 1);
+  EXPECT_EQ(*numbers.rbegin(), 90);
+  EtcdRendezvous reader(session());
+  EXPECT_EQ(*reader.add("count", 0), 90);
+  EXPECT_EQ(*reader.add("never", 0), 0);
+  EXPECT_FALSE(reader.add("count", 5).ok());  // only steps of 0 and 1
+}
+
+TEST_F(EtcdRendezvousTest, CompareSetKeepsTheFirstVerdict) {
+  EtcdRendezvous client(session());
+  EXPECT_EQ(*client.compare_set("abort", "", "first"), "first");
+  EXPECT_EQ(*client.compare_set("abort", "", "second"), "first");
+  EXPECT_EQ(*client.compare_set("abort", "wrong", "third"), "first");
+  EXPECT_EQ(*client.compare_set("abort", "first", "fourth"), "fourth");
+}
+
+TEST_F(EtcdRendezvousTest, AClaimGoesWithItsLaunchersLease) {
+  auto holder = std::make_unique<EtcdRendezvous>(session());
+  EtcdRendezvous other(session());
+  EXPECT_EQ(*holder->claim("coordinator", "a"), "a");
+  EXPECT_EQ(*other.claim("coordinator", "b"), "a");
+  holder.reset();  // its session revokes the lease on a clean exit
+  EXPECT_EQ(*other.claim("coordinator", "b"), "b");
+}
+
+TEST_F(EtcdRendezvousTest, ALastWillIsSetByTheOthersWhenItsLeaseEnds) {
+  EtcdRendezvous survivor(session());
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.set_last_will("abort", "died").ok());
+    EtcdRendezvous finishing(session());
+    ASSERT_TRUE(finishing.set_last_will("cleared-key", "died").ok());
+    ASSERT_TRUE(finishing.clear_last_will().ok());
+  }  // both leases revoked
+  auto fired = survivor.get("abort", 5s);
+  ASSERT_TRUE(fired.ok()) << fired.error().message();
+  EXPECT_EQ(fired->value_or("none"), "died");
+  auto cleared = survivor.get("cleared-key", 500ms);
+  ASSERT_TRUE(cleared.ok());
+  EXPECT_FALSE(cleared->has_value());
+}
+
+TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
+  auto mine = session(2s);
+  EtcdRendezvous client(mine);
+  // Another member of the cluster's view: the lease ended (as after a pause past its TTL).
+  ASSERT_TRUE(
+      mine->call("/v3/lease/revoke", {{"ID", mine->lease()}}, std::chrono::steady_clock::now() + 2s)
+          .ok());
+  std::this_thread::sleep_for(800ms);  // past a third of the TTL: the next beat renews
+  auto beat = client.heartbeat();
+  ASSERT_FALSE(beat.ok());
+  EXPECT_NE(beat.error().message().find("expired"), std::string::npos) << beat.error().message();
+}
+
+TEST_F(EtcdRendezvousTest, GetAllWaitsForEveryKeyUnderOnePrefix) {
+  EtcdRendezvous waiter(session());
+  ASSERT_TRUE(waiter.set("node/0", "zero").ok());
+  std::thread other([] {
+    EtcdRendezvous setter(session());
+    std::this_thread::sleep_for(150ms);
+    (void)setter.set("node/2", "two");
+    (void)setter.set("nodes-other", "x");
+    std::this_thread::sleep_for(150ms);
+    (void)setter.set("node/1", "one");
+  });
+  auto all = waiter.get_all({"node/0", "node/1", "node/2"}, 5s);
+  other.join();
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].value_or(""), "zero");
+  EXPECT_EQ((*all)[1].value_or(""), "one");
+  EXPECT_EQ((*all)[2].value_or(""), "two");
+  EXPECT_TRUE(*waiter.check({"node/0", "node/1"}));
+  EXPECT_FALSE(*waiter.check({"node/0", "node/9"}));
+}
+
+TEST_F(EtcdRendezvousTest, AWatchedKeyWakesOneDescriptorThatNeverChanges) {
+  EtcdRendezvous watcher(session());
+  const int fd = watcher.fd();
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(watcher.start_get("abort", 1s).ok());
+  pollfd quiet{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&quiet, 1, 200), 0);  // nothing yet
+  EtcdRendezvous setter(session());
+  ASSERT_TRUE(setter.set("abort", "failure").ok());
+  pollfd ready{fd, POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 3000), 1);
+  auto heard = watcher.finish_get();
+  ASSERT_TRUE(heard.ok()) << heard.error().message();
+  EXPECT_EQ(heard->value_or(""), "failure");
+  ASSERT_TRUE(watcher.start_get("abort", 1s).ok());  // an existing key: at once
+  EXPECT_EQ(watcher.fd(), fd);
+  pollfd again{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&again, 1, 3000), 1);
+}
+
+TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
+  auto started = EtcdSession::start({{"127.0.0.1:1", endpoint_}, "/t/passed/", 5s, ""}, 5s);
+  ASSERT_TRUE(started.ok()) << started.error().message();
+  EtcdRendezvous client(*started);
+  EXPECT_TRUE(client.set("k", "v").ok());
+}
+
+TEST_F(EtcdRendezvousTest, NoMemberAnsweringIsAnErrorNamingThemAll) {
+  auto started = EtcdSession::start({{"127.0.0.1:1", "127.0.0.1:2"}, "/t/none/", 5s, ""}, 500ms);
+  ASSERT_FALSE(started.ok());
+  const std::string message = started.error().message();
+  EXPECT_NE(message.find("127.0.0.1:1,127.0.0.1:2"), std::string::npos) << message;
+}
+
+// Something else at the endpoint (a web server, a wrong port) answers: an error that says so
+// within the time given, whatever it sends.
+TEST_F(EtcdRendezvousTest, SomethingThatIsNotEtcdIsNamedAndNotWaitedOn) {
+  for (const std::string& answer :
+       {std::string("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        std::string("SSH-2.0-OpenSSH_9.2\r\n"),
+        std::string("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\nxx"),
+        std::string("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n{}"),
+        std::string(70000, 'A')}) {
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    socklen_t size = sizeof(address);
+    getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size);
+    listen(listener, 8);
+    std::atomic<bool> done{false};
+    std::thread server([&] {
+      while (!done) {
+        pollfd p{listener, POLLIN, 0};
+        if (poll(&p, 1, 50) != 1) continue;
+        int client = accept(listener, nullptr, nullptr);
+        char buffer[4096];
+        (void)!recv(client, buffer, sizeof(buffer), 0);
+        (void)!send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
+        std::this_thread::sleep_for(100ms);
+        close(client);
+      }
+    });
+    const std::string where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    const auto before = std::chrono::steady_clock::now();
+    auto started = EtcdSession::start({{where}, "/t/", 5s, ""}, 1500ms);
+    done = true;
+    server.join();
+    close(listener);
+    EXPECT_FALSE(started.ok()) << answer.substr(0, 20);
+    EXPECT_LT(std::chrono::steady_clock::now() - before, 4s);
+    if (!started.ok()) {
+      EXPECT_NE(started.error().message().find(where), std::string::npos)
+          << started.error().message();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace aml::etcd
