@@ -74,6 +74,11 @@ std::optional<Error> finish_rendezvous(const RawFlags& raw, Options& options) {
   auto on_etcd = is_etcd_backend("--rdzv-backend", raw.rdzv_backend);
   if (!on_etcd) return on_etcd.error();
   options.rdzv_backend = raw.rdzv_backend;
+  if (*on_etcd && raw.rdzv_endpoint.empty() && std::getenv("PET_RDZV_ENDPOINT") == nullptr) {
+    return missing("--rdzv-endpoint",
+                   "etcd's members, HOST[:PORT],HOST[:PORT],... (--rdzv-backend " +
+                       raw.rdzv_backend + " keeps the rendezvous there)");
+  }
   if (!raw.rdzv_endpoint.empty() && *on_etcd) {
     auto members = etcd_endpoints("--rdzv-endpoint", raw.rdzv_endpoint);
     if (!members) return members.error();

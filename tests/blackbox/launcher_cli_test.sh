@@ -42,7 +42,11 @@ elastic_error() {  # elastic_error NAME NAMING ARGS...: exit 2, the message name
 }
 elastic_error "MIN above MAX" "--nnodes=4:2" --nnodes 4:2 --rdzv-endpoint 127.0.0.1
 elastic_error "a node rank" "--node-rank" --nnodes 2:4 --node-rank 1 --rdzv-endpoint 127.0.0.1
-elastic_error "another rendezvous backend" "--rdzv-backend=etcd" --nnodes 2:4 --rdzv-backend etcd
+elastic_error "a rendezvous backend of nobody's" "--rdzv-backend=zookeeper" --nnodes 2:4 --rdzv-backend zookeeper
+elastic_error "etcd's v2 API (gone in etcd 3.6)" "--rdzv-backend=etcd-v2" --nnodes 2:4 --rdzv-backend etcd-v2
+elastic_error "etcd without its members" "--rdzv-endpoint is not set: etcd" --nnodes 2:4 --rdzv-backend etcd
+elastic_error "etcd with a member that is no host" "--rdzv-endpoint" --nnodes 2:4 --rdzv-backend etcd \
+  --rdzv-endpoint e0:2379,:x
 elastic_error "--admit-newcomers" "--admit-newcomers=sometimes" --nnodes 2:4 --admit-newcomers sometimes
 elastic_error "{node_rank} in --summary-file" "--summary-file" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 \
   --summary-file "$WORK/s.{node_rank}.json"
