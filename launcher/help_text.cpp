@@ -49,7 +49,7 @@ come within --rdzv-timeout is named in the error. Restarts are new rounds, on ev
 With --rdzv-backend etcd (--rdzv-endpoint HOST:2379,...; Kubeflow's rdzvBackend: etcd) the
 rendezvous is kept in etcd instead: no node serves it, each launcher's lease (TTL
 --node-timeout) is its liveness, and any node may be lost, node 0 included. With node 0's
-store, survivors of node 0's loss wait --rdzv-timeout for its address to serve again.
+store, an elastic job's survivors of node 0's loss wait --rdzv-timeout for it to come back.
 Per-process launches (srun per task, mpirun per rank, Azure ML per-process) are the same
 group, one member per rank: rank 0's launcher serves the store on MASTER_PORT, the first
 failure stops every rank and all exit with its status (--no-group: each rank alone).

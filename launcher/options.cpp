@@ -268,11 +268,12 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "the node at HOST serves it and is node 0 (same as --master-addr/--master-port). "
                  "Under --rdzv-backend etcd: etcd's members, HOST[:PORT],HOST[:PORT],... (default "
                  "port 2379)");
-  app.add_option("--rdzv-backend", raw.rdzv_backend,
-                 "Where the job's rendezvous is kept: c10d or static (the default: node 0's store; "
-                 "node 0 lost, the others wait --rdzv-timeout for it to come back), or etcd / "
-                 "etcd-v3 (an etcd cluster, its v3 API: "
-                 "any node may be lost, node 0 included). Also Kubeflow's PET_RDZV_BACKEND");
+  app.add_option(
+      "--rdzv-backend", raw.rdzv_backend,
+      "Where the job's rendezvous is kept: c10d or static (the default: node 0's store; "
+      "node 0 lost, an elastic job's others wait --rdzv-timeout for it to come back), or etcd / "
+      "etcd-v3 (an etcd cluster, its v3 API: "
+      "any node may be lost, node 0 included). Also Kubeflow's PET_RDZV_BACKEND");
   app.add_option("--rdzv-last-call", raw.rdzv_last_call,
                  "Elastic: once MIN nodes have joined, start the round when no other node came "
                  "for this many seconds (default 3). Shorter starts sooner; a node that comes "

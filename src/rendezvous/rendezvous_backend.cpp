@@ -14,7 +14,8 @@ std::string RendezvousBackend::loss_means() const {
     return "any node may be lost, node 0 included: an elastic job's next round forms without "
            "it; the job ends only when etcd itself is unreachable for --node-timeout";
   }
-  return "node 0 serves the rendezvous: if it is lost, the others wait --rdzv-timeout for its "
+  return "node 0 serves the rendezvous: if it is lost, an elastic job's others wait --rdzv-timeout "
+         "for its "
          "address to serve again (a restarted pod), else the job ends (--rdzv-backend etcd "
          "survives any node's loss); any other node's loss ends only the round of an elastic job";
 }
