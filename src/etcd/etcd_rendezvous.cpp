@@ -47,17 +47,13 @@ EtcdRendezvous::EtcdRendezvous(std::shared_ptr<EtcdSession> session)
                 std::to_string(session_->next_serial())),
       ready_fd_(epoll_create1(EPOLL_CLOEXEC)) {}
 
-EtcdRendezvous::~EtcdRendezvous() {
-  if (ready_fd_ >= 0) ::close(ready_fd_);
-}
-
 void EtcdRendezvous::watch_on(HttpConnection connection) {
-  if (watch_) epoll_ctl(ready_fd_, EPOLL_CTL_DEL, watch_->fd(), nullptr);
+  if (watch_) epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
   watch_.emplace(std::move(connection));
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.fd = watch_->fd();
-  epoll_ctl(ready_fd_, EPOLL_CTL_ADD, watch_->fd(), &event);
+  epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, watch_->fd(), &event);
 }
 
 Clock::time_point EtcdRendezvous::reply_deadline() const {
@@ -300,7 +296,7 @@ Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
     auto message = watch_->next_message(Clock::now());
     if (!message) {
       // Its member was lost: watch on another from the first revision not seen.
-      epoll_ctl(ready_fd_, EPOLL_CTL_DEL, watch_->fd(), nullptr);
+      epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
       watch_.reset();
       auto reopened = session_->watch(watched_, "", watched_from_, false, reply_deadline());
       if (!reopened) return reopened.error();

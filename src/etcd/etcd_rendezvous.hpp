@@ -17,9 +17,6 @@ namespace aml::etcd {
 class EtcdRendezvous : public RendezvousClient {
  public:
   explicit EtcdRendezvous(std::shared_ptr<EtcdSession> session);
-  ~EtcdRendezvous() override;
-  EtcdRendezvous(const EtcdRendezvous&) = delete;
-  EtcdRendezvous& operator=(const EtcdRendezvous&) = delete;
 
   Result<bool> set(std::string_view key, std::string_view value) override;
   // Transactions of up to 128 puts (etcd's default --max-txn-ops).
@@ -45,7 +42,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::optional<std::string>> finish_get() override;
   // The same descriptor for the connection's life, whichever member the watch is on now (an
   // event loop registers it once): an epoll set holding the watch's socket.
-  int fd() const override { return ready_fd_; }
+  int fd() const override { return ready_fd_.get(); }
   void set_reply_timeout(std::chrono::milliseconds timeout) override { reply_timeout_ = timeout; }
   std::string local_address() const override { return session_->local_address(); }
 
@@ -65,7 +62,7 @@ class EtcdRendezvous : public RendezvousClient {
   std::chrono::milliseconds reply_timeout_{0};
   // start_get's watch.
   std::optional<HttpConnection> watch_;
-  int ready_fd_ = -1;
+  UniqueFd ready_fd_;
   std::string watched_;
   long long watched_from_ = 0;
 };

@@ -83,33 +83,6 @@ Result<HttpConnection> HttpConnection::open(const std::string& host, int port,
   return invalid("etcd", where, "an etcd member accepting connections (" + why + ")");
 }
 
-HttpConnection::HttpConnection(HttpConnection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      where_(std::move(other.where_)),
-      raw_(std::move(other.raw_)),
-      body_(std::move(other.body_)),
-      chunked_(other.chunked_),
-      length_(other.length_),
-      stream_ended_(other.stream_ended_) {}
-
-HttpConnection& HttpConnection::operator=(HttpConnection&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    where_ = std::move(other.where_);
-    raw_ = std::move(other.raw_);
-    body_ = std::move(other.body_);
-    chunked_ = other.chunked_;
-    length_ = other.length_;
-    stream_ended_ = other.stream_ended_;
-  }
-  return *this;
-}
-
-HttpConnection::~HttpConnection() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Error HttpConnection::failure(const std::string& what) const {
   return invalid("etcd", where_, what);
 }
@@ -117,7 +90,7 @@ Error HttpConnection::failure(const std::string& what) const {
 std::string HttpConnection::local_address() const {
   sockaddr_storage address{};
   socklen_t size = sizeof(address);
-  if (getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
+  if (getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw =
       address.ss_family == AF_INET6
@@ -134,8 +107,8 @@ Result<bool> HttpConnection::send_request(const std::string& path, const std::st
       "\r\n\r\n" + body;
   std::string_view left = request;
   while (!left.empty()) {
-    if (!ready(fd_, POLLOUT, deadline)) return failure("to take a request in time");
-    ssize_t n = send(fd_, left.data(), left.size(), MSG_NOSIGNAL);
+    if (!ready(fd_.get(), POLLOUT, deadline)) return failure("to take a request in time");
+    ssize_t n = send(fd_.get(), left.data(), left.size(), MSG_NOSIGNAL);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return failure(std::string("to take a request (") + std::strerror(errno) + ")");
     left.remove_prefix(static_cast<std::size_t>(n));
@@ -144,10 +117,10 @@ Result<bool> HttpConnection::send_request(const std::string& path, const std::st
 }
 
 Result<bool> HttpConnection::fill(Clock::time_point deadline) {
-  if (!ready(fd_, POLLIN, deadline)) return false;
+  if (!ready(fd_.get(), POLLIN, deadline)) return false;
   char buffer[65536];
   for (;;) {
-    ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    ssize_t n = recv(fd_.get(), buffer, sizeof(buffer), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return false;
     if (n < 0) return failure(std::string("an answer (") + std::strerror(errno) + ")");

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "util/unique_fd.hpp"
+
 namespace aml::etcd {
 
 using Clock = std::chrono::steady_clock;
@@ -21,11 +23,6 @@ class HttpConnection {
  public:
   // Connects within the deadline (a host that does not answer is an error by then).
   static Result<HttpConnection> open(const std::string& host, int port, Clock::time_point deadline);
-  HttpConnection(HttpConnection&& other) noexcept;
-  HttpConnection& operator=(HttpConnection&& other) noexcept;
-  HttpConnection(const HttpConnection&) = delete;
-  HttpConnection& operator=(const HttpConnection&) = delete;
-  ~HttpConnection();
 
   // One request and its whole answer.
   Result<HttpAnswer> post(const std::string& path, const std::string& body,
@@ -39,7 +36,7 @@ class HttpConnection {
   Result<std::optional<std::string>> next_message(Clock::time_point deadline);
   bool has_message() const;  // one is buffered: no need to wait for fd()
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
   const std::string& where() const { return where_; }
   std::string local_address() const;
 
@@ -54,7 +51,7 @@ class HttpConnection {
   Result<bool> dechunk();
   Error failure(const std::string& what) const;
 
-  int fd_ = -1;
+  UniqueFd fd_;
   std::string where_;
   std::string raw_;   // bytes read, not yet consumed
   std::string body_;  // a chunked stream's decoded bytes

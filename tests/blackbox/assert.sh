@@ -73,3 +73,14 @@ host_with_rank() {  # host_with_rank JOB ROUND RANK (the hosts FIRST_HOST.. HOST
   done
 }
 show() { for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done; }
+# A checkpointing torch job (examples/elastic_checkpoint.py): until its checkpoint reached a step.
+wait_checkpoint_step() {  # wait_checkpoint_step FILE STEP (60 s at most)
+  local step
+  for _ in $(seq 600); do
+    step=$(/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])["step"])' \
+      "$1" 2>/dev/null)
+    [ "${step:-0}" -ge "$2" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}

@@ -215,12 +215,7 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
     start $J $h no_env "${ARGS[@]}"
     sleep 0.3
   done
-  for _ in $(seq 600); do
-    step=$(/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])["step"])' \
-      "$WORK/tc.checkpoint" 2>/dev/null)
-    [ "${step:-0}" -ge 8 ] && break
-    sleep 0.1
-  done
+  wait_checkpoint_step "$WORK/tc.checkpoint" 8
   kill_host $J 2
   s0=$(wait_status $J 0 120); s1=$(wait_status $J 1 10)
   check "torch gloo through a lost node: nodes 0 and 1 finish 0 ($s0 $s1)" \

@@ -171,12 +171,7 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
     start $J $h no_env "${ARGS[@]}"
     sleep 0.3
   done
-  for _ in $(seq 600); do
-    step=$(/usr/bin/python3 -c 'import sys, torch; print(torch.load(sys.argv[1])["step"])' \
-      "$WORK/tc.checkpoint" 2>/dev/null)
-    [ "${step:-0}" -ge 8 ] && break
-    sleep 0.1
-  done
+  wait_checkpoint_step "$WORK/tc.checkpoint" 8
   node0=$(grep -l "round 0: rank 0 of 3" "$WORK"/tc.out.* | head -1)
   node0=${node0##*.}
   kill_host $J "$node0"
