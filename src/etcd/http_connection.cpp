@@ -243,8 +243,6 @@ Result<int> HttpConnection::post_stream(const std::string& path, const std::stri
   return status;
 }
 
-bool HttpConnection::has_message() const { return body_.find('\n') != std::string::npos; }
-
 Result<std::optional<std::string>> HttpConnection::next_message(Clock::time_point deadline) {
   for (;;) {
     if (chunked_) {

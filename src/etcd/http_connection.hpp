@@ -34,7 +34,6 @@ class HttpConnection {
   // The next newline-separated message of the stream; nullopt when the deadline passed
   // first. An error when the stream ended.
   Result<std::optional<std::string>> next_message(Clock::time_point deadline);
-  bool has_message() const;  // one is buffered: no need to wait for fd()
 
   int fd() const { return fd_.get(); }
   const std::string& where() const { return where_; }
