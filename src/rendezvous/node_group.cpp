@@ -234,8 +234,11 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
   if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
   auto silent = control_->silent(options_.node_timeout);
   if (!silent) {
-    // Node 0's own store: should not be. etcd: this node lost it, or its lease.
-    return host_ ? lost_node(0, silent.error().message()) : lost_contact(silent.error().message());
+    // Node 0's own store: should not be. etcd: unreachable a moment (a member lost, a leader
+    // being elected), or for good.
+    if (host_) return lost_node(0, silent.error().message());
+    return etcd_in_grace() ? std::nullopt
+                           : std::optional<JobFailure>(lost_contact(silent.error().message()));
   }
   // Named by round: a launcher of an earlier round still connected (one that was paused,
   // now waiting for a seat) is not this round's member of that rank.
@@ -255,9 +258,23 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
 
 // A follower's heartbeat. It fails once node 0 is gone: its launcher died (the connection
 // closed), or its host did not acknowledge this node's heartbeats for --node-timeout.
+// etcd: a call failed, but etcd answered within --node-timeout: a member lost or a leader
+// being elected is not the rendezvous's loss; the next tick tries again.
+bool NodeGroup::etcd_in_grace() const {
+  return on_etcd() && Clock::now() - last_answer_ < options_.node_timeout;
+}
+
 std::optional<JobFailure> NodeGroup::beat() {
+  if (rewatch_) {  // etcd: the watch on the abort key broke a moment ago
+    if (auto again = watch_->start_get(key("abort"), watch_interval()); again) {
+      rewatch_ = false;
+    } else if (!etcd_in_grace()) {
+      return lost_contact(again.error().message());
+    }
+  }
   auto sent = control_->heartbeat();
   if (!sent) {
+    if (etcd_in_grace()) return std::nullopt;
     return lost_contact("no heartbeat taken for --node-timeout " +
                         seconds_text(options_.node_timeout) + " (" + sent.error().message() +
                         "): paused, hung, cut off or gone");
@@ -279,6 +296,10 @@ PeerNews NodeGroup::hear_abort() {
   PeerNews news;
   auto heard = watch_->finish_get();
   if (!heard) {
+    if (etcd_in_grace()) {
+      rewatch_ = true;  // beat() watches again
+      return news;
+    }
     news.failure =
         lost_contact("the connection to the rendezvous closed (" + heard.error().message() + ")");
     return news;
@@ -287,7 +308,11 @@ PeerNews NodeGroup::hear_abort() {
   if (!*heard) {
     // The long wait ended with nothing to say: wait again.
     if (auto again = watch_->start_get(key("abort"), watch_interval()); !again) {
-      news.failure = lost_contact(again.error().message());
+      if (etcd_in_grace()) {
+        rewatch_ = true;
+      } else {
+        news.failure = lost_contact(again.error().message());
+      }
     }
     return news;
   }

@@ -173,6 +173,7 @@ class NodeGroup : public PeerLink {
   JobFailure lost_contact(const std::string& why);
   // The rendezvous itself cannot be reached (node 0's store, or etcd).
   JobFailure lost_rendezvous(const std::string& why) const;
+  bool etcd_in_grace() const;
   // Under etcd, this round's node 0 serves its workers a store of their own.
   Result<int> serve_workers_store();
 
@@ -191,6 +192,7 @@ class NodeGroup : public PeerLink {
   int round_ = -1;
   std::string phase_ = "run";
   bool finishing_ = false;      // local_success() was called this round
+  bool rewatch_ = false;        // etcd: the abort key's watch must be started again
   bool quiet_said_ = false;     // this node's quiet key is set (--hang-timeout)
   std::string inquiry_;         // the number of this node's hang inquiry, as the store counts
   bool hang_declared_ = false;  // some node committed this inquiry: the job is hung

@@ -35,6 +35,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   round_ = round;
   phase_ = phase;
   finishing_ = false;
+  rewatch_ = false;
   all_done_ = false;
   quiet_said_ = false;
   watch_.reset();

@@ -108,7 +108,8 @@ sleep 6  # twice --node-timeout: every lease renewed through the other members
 new_leader=$(bash "$ETCD" leader "$NET" 0 1 2)
 running=$(for h in 3 4 5 6; do [ -e "$WORK/$J.status.$h" ] || echo -n "$h "; done)
 check "etcd: its leader (host $leader) SIGKILLed while round 0 runs: nothing ends (running: $running; new leader $new_leader)" \
-  bash -c "[ '$running' = '3 4 5 6 ' ] && ! ls '$WORK'/$J.rank.*.1 >/dev/null 2>&1" || show $J
+  bash -c "[ '$running' = '3 4 5 6 ' ] && ! ls '$WORK'/$J.rank.*.1 >/dev/null 2>&1 &&
+           ! grep -q 'stopped its workers' '$WORK'/$J.out.*" || show $J
 
 survivors=$(for h in 3 4 5 6; do [ "$h" != "$node0" ] && [ "$h" != "$spare" ] && echo $h; done)
 t0=$(date +%s%N)
