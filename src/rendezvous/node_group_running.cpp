@@ -1,0 +1,255 @@
+// While a round runs (DESIGN §5): this node's failure reported (the first one is the job's
+// verdict), heartbeats and the loss of nodes or of the rendezvous itself, the abort key heard
+// on the watch connection, and the job's completion once every node's workers finished.
+#include <algorithm>
+
+#include "rendezvous/group_timing.hpp"
+#include "rendezvous/node_group.hpp"
+#include "supervisor/failure_summary.hpp"
+
+namespace aml {
+using std::chrono::milliseconds;
+using namespace group_timing;
+
+JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
+  JobFailure f;
+  f.member = member;
+  const auto& nodes = agreement_.nodes;
+  const NodeInfo* info = member == options_.self.node_rank ? &options_.self
+                         : member < static_cast<int>(nodes.size())
+                             ? &nodes[static_cast<std::size_t>(member)]
+                             : nullptr;
+  const bool per_process = options_.self.per_process();
+  f.node_rank = info ? info->node() : per_process ? -1 : member;
+  f.host = info ? info->host : member == 0 ? options_.master_addr : "";
+  if (per_process) f.rank = member;  // that rank's launcher (no pid: not its worker)
+  f.exit_code = 1;
+  f.status = std::string(JobFailure::kLauncherLost) + ": " + why;
+  f.time = utc_timestamp(std::chrono::system_clock::now());
+  return f;
+}
+
+std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
+  auto stored = control_->compare_set(key("abort"), "", to_json(fallback));
+  if (stored) {
+    if (auto first = job_failure_from_json(*stored)) return first;
+  }
+  return fallback;
+}
+
+std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
+  JobFailure mine = failure;
+  mine.member = options_.self.node_rank;
+  mine.node_rank = options_.self.node();
+  mine.host = options_.self.host;
+  // Per process, a stop or a lost launcher is that rank's.
+  if (options_.self.per_process() && mine.rank < 0) mine.rank = mine.member;
+  // First come, first named: a report after another node's changes nothing. The reply holds
+  // the job's verdict, whichever it is: this node has read it.
+  auto stored = control_->compare_set(key("abort"), "", to_json(mine));
+  if (mine.member != 0) (void)control_->set(node_key("heard", mine.member), "1");
+  if (!stored || *stored == kComplete) return std::nullopt;
+  return job_failure_from_json(*stored);
+}
+
+void NodeGroup::local_success() {
+  finishing_ = true;
+  (void)control_->set(node_key("done", options_.self.node_rank), "1");
+  // Its workers all finished well: from here on its launcher going away costs the job nothing.
+  // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
+  const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
+  if (!host_ && !writes_completion) (void)control_->clear_last_will();
+  next_tick_ = Clock::now();  // look at once whether the others are done too
+}
+
+// Node 0: a follower the store has not heard from for --node-timeout is lost, unless it
+// finished (and may have gone).
+std::optional<JobFailure> NodeGroup::find_silent_node() {
+  if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
+  auto silent = control_->silent(options_.node_timeout);
+  if (!silent) {
+    // Node 0's own store: should not be. etcd: unreachable a moment (a member lost, a leader
+    // being elected), or for good.
+    if (host_) return lost_node(0, silent.error().message());
+    return etcd_in_grace() ? std::nullopt
+                           : std::optional<JobFailure>(lost_contact(silent.error().message()));
+  }
+  // Named by round: a launcher of an earlier round still connected (one that was paused,
+  // now waiting for a seat) is not this round's member of that rank.
+  const std::string prefix = key("member/");
+  for (const std::string& name : *silent) {
+    if (!name.starts_with(prefix)) continue;
+    const int node = std::atoi(name.c_str() + prefix.size());
+    auto done = control_->check({node_key("done", node)});
+    if (done && *done) continue;
+    const std::string limit = seconds_text(options_.node_timeout);
+    return stored_failure_or(lost_node(node, "no heartbeat for over " + limit +
+                                                 " (--node-timeout " + limit +
+                                                 "): paused, hung or cut off"));
+  }
+  return std::nullopt;
+}
+
+// etcd: a call failed, but etcd answered within --node-timeout: a member lost or a leader
+// being elected is not the rendezvous's loss; the next tick tries again.
+bool NodeGroup::etcd_in_grace() const {
+  return on_etcd() && Clock::now() - last_answer_ < options_.node_timeout;
+}
+
+// A follower's heartbeat (under etcd every node's: its lease). It fails once node 0 is gone:
+// its launcher died (the connection closed), or its host did not acknowledge this node's
+// heartbeats for --node-timeout.
+std::optional<JobFailure> NodeGroup::beat() {
+  if (rewatch_) {  // etcd: the watch on the abort key broke a moment ago
+    if (auto again = watch_->start_get(key("abort"), watch_interval()); again) {
+      rewatch_ = false;
+    } else if (!etcd_in_grace()) {
+      return lost_contact(again.error().message());
+    }
+  }
+  auto sent = control_->heartbeat();
+  if (!sent) {
+    if (etcd_in_grace()) return std::nullopt;
+    return lost_contact("no heartbeat taken for --node-timeout " +
+                        seconds_text(options_.node_timeout) + " (" + sent.error().message() +
+                        "): paused, hung, cut off or gone");
+  }
+  last_contact_ = Clock::now();
+  if (*sent) last_answer_ = last_contact_;  // the rendezvous itself answered
+  // Its kernel takes the heartbeats, but the store itself has not answered the watch's wait
+  // for --node-timeout: node 0's launcher is stopped or starved (unless this node was).
+  const auto unanswered = last_contact_ - last_answer_;
+  if (!on_etcd() && unanswered >= options_.node_timeout && own_pause_ < options_.node_timeout) {
+    const std::string limit = seconds_text(options_.node_timeout);
+    return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " + limit +
+                            "): paused, hung or starved");
+  }
+  return std::nullopt;
+}
+
+PeerNews NodeGroup::hear_abort() {
+  PeerNews news;
+  auto heard = watch_->finish_get();
+  if (!heard) {
+    if (etcd_in_grace()) {
+      rewatch_ = true;  // beat() watches again
+      return news;
+    }
+    news.failure =
+        lost_contact("the connection to the rendezvous closed (" + heard.error().message() + ")");
+    return news;
+  }
+  last_contact_ = last_answer_ = Clock::now();
+  if (!*heard) {
+    // The long wait ended with nothing to say: wait again.
+    if (auto again = watch_->start_get(key("abort"), watch_interval()); !again) {
+      if (etcd_in_grace()) {
+        rewatch_ = true;
+      } else {
+        news.failure = lost_contact(again.error().message());
+      }
+    }
+    return news;
+  }
+  if (**heard == kComplete) {
+    // Node 0 wrote it and waits for the goodbyes (finishing_news).
+    if (options_.self.node_rank == 0) return news;
+    (void)control_->clear_last_will();  // leaving on purpose
+    (void)control_->set(node_key("goodbye", options_.self.node_rank), "1");
+    news.complete = true;
+    return news;
+  }
+  // Node 0 keeps the store up until every node has read this.
+  (void)control_->set(node_key("heard", options_.self.node_rank), "1");
+  auto failure = job_failure_from_json(**heard);
+  news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
+  return news;
+}
+
+// Node 0, its own workers done: once every node's are, the job is complete; the store stays
+// up until each has said goodbye (or a short while).
+PeerNews NodeGroup::finishing_news(Clock::time_point now) {
+  PeerNews news;
+  if (!all_done_) {
+    auto done = all_exist("done");
+    if (!done || !*done) return news;
+    auto verdict = control_->compare_set(key("abort"), "", kComplete);
+    if (verdict && *verdict != kComplete) {
+      // A failure came first after all.
+      auto failure = job_failure_from_json(*verdict);
+      news.failure = failure ? *failure : lost_node(0, "an unreadable failure report");
+      return news;
+    }
+    (void)control_->set(node_key("goodbye", 0), "1");  // node 0 waits for no goodbye of its own
+    all_done_ = true;
+    goodbye_deadline_ = now + kGoodbyeWait;
+  }
+  auto gone = all_exist("goodbye");
+  news.complete = (gone && *gone) || now >= goodbye_deadline_;
+  return news;
+}
+
+JobFailure NodeGroup::lost_contact(const std::string& why) {
+  // Its last answer came long ago, or this node itself just did not run for that long. Under
+  // etcd, only the latter: a member of etcd's that does not answer is etcd's loss, not this
+  // node's (a node cut off from etcd cannot tell which).
+  const auto unanswered = on_etcd() ? Clock::duration{} : Clock::now() - last_contact_;
+  const auto silent = std::max<Clock::duration>(unanswered, own_pause_);
+  if (silent >= options_.node_timeout) {
+    return lost_node(options_.self.node_rank,
+                     "this node was silent for " +
+                         seconds_text(std::chrono::duration_cast<milliseconds>(silent)) +
+                         " (a paused VM, a starved host: over --node-timeout " +
+                         seconds_text(options_.node_timeout) + "), and the job went on without it");
+  }
+  return on_etcd() ? lost_rendezvous(why) : lost_node(0, why);
+}
+
+JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
+  JobFailure f;
+  f.host = options_.backend.describe(store_address());
+  f.exit_code = 1;
+  f.status = "the job's rendezvous was lost: " + f.host + " could not be reached for " +
+             "--node-timeout " + seconds_text(options_.node_timeout) + " (" + why + ")";
+  f.time = utc_timestamp(std::chrono::system_clock::now());
+  return f;
+}
+
+PeerNews NodeGroup::poll(bool readable) {
+  PeerNews news;
+  const auto polled = Clock::now();
+  const auto gap = polled - last_poll_;
+  last_poll_ = polled;
+  const bool leader = options_.self.node_rank == 0;
+  if (leader && gap >= options_.node_timeout) {
+    // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other
+    // nodes have counted it lost meanwhile. Launchers that its store found gone when it ran
+    // again left because of that silence: it names itself, not them.
+    const JobFailure paused =
+        lost_node(0, "this node was silent for " +
+                         seconds_text(std::chrono::duration_cast<milliseconds>(gap)) +
+                         " (a paused VM, a starved host: over --node-timeout " +
+                         seconds_text(options_.node_timeout) + ")");
+    news.failure = stored_failure_or(paused);
+    if (news.failure->pid == 0 && news.failure->stop_signal == 0) news.failure = paused;
+    return news;
+  }
+  // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
+  // counted this node lost meanwhile.
+  if (gap >= beat_interval()) own_pause_ = gap;
+  if (readable && watch_) {
+    news = hear_abort();
+    if (news.failure || news.complete) return news;
+  }
+  const auto now = Clock::now();
+  if (now < next_tick_) return news;
+  next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
+  // Under etcd node 0 holds a lease like every node: it beats too.
+  news.failure = !leader || on_etcd() ? beat() : std::nullopt;
+  if (leader && !news.failure) news.failure = find_silent_node();
+  if (leader && !news.failure) news.failure = admit_newcomers();
+  if (news.failure || !leader || !finishing_) return news;
+  return finishing_news(now);
+}
+
+}  // namespace aml
