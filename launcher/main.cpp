@@ -182,7 +182,9 @@ int run(int argc, char** argv) {
   if (auto error = expand_launcher_fields(options, *topology)) return fail(*error);
   auto auth = job_auth_for(options, *topology, env);
   if (!auth) return fail(auth.error());
-  auto inputs = gather_inputs(options, *topology, env, machine, *auth);
+  auto backend = rendezvous_backend_for(options, env);
+  if (!backend) return fail(backend.error());
+  auto inputs = gather_inputs(options, *topology, env, machine, *auth, *backend);
   if (!inputs) return fail(inputs.error());
   const LaunchPlan plan = build_plan(*topology, *inputs);
 
@@ -211,7 +213,7 @@ int run(int argc, char** argv) {
   if (plan.rendezvous) rounds.held_by(*plan.rendezvous);
   if (joins_group(options, plan.topology)) {
     auto started =
-        start_node_group(options, plan, *inputs, *auth,
+        start_node_group(options, plan, *inputs, *auth, *backend,
                          [&options](const std::string& text) { say_after_workers(options, text); });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "etcd/etcd_access.hpp"
 #include "store/handshake.hpp"
 #include "store/munge_credential.hpp"
 #include "topology/rdzv_backend.hpp"
@@ -14,6 +15,34 @@ namespace {
 
 // The port of node 0's store when the scheduler names none (torchrun's default).
 constexpr int kDefaultStorePort = 29500;
+
+// The backend by name, with etcd's members (no access settings yet).
+Result<RendezvousBackend> rendezvous_backend_named(const Options& options, const Env& env) {
+  RendezvousBackend backend;
+  const bool from_flag = !options.rdzv_backend.empty();
+  const auto named = env.find("PET_RDZV_BACKEND");
+  const std::string name = from_flag            ? options.rdzv_backend
+                           : named != env.end() ? named->second
+                                                : "";
+  const std::string variable = from_flag ? "--rdzv-backend" : "PET_RDZV_BACKEND";
+  auto on_etcd = is_etcd_backend(variable, name);
+  if (!on_etcd) return on_etcd.error();
+  if (!*on_etcd) return backend;
+  backend.kind = RendezvousBackend::Kind::etcd;
+  if (!options.etcd_endpoints.empty()) {
+    backend.endpoints = options.etcd_endpoints;
+    return backend;
+  }
+  const auto listed = env.find("PET_RDZV_ENDPOINT");
+  if (listed == env.end()) {
+    return missing("--rdzv-endpoint",
+                   "etcd's members (HOST:PORT,...) for " + variable + "=" + name);
+  }
+  auto members = etcd_endpoints("PET_RDZV_ENDPOINT", listed->second);
+  if (!members) return members.error();
+  backend.endpoints = *members;
+  return backend;
+}
 
 }  // namespace
 
@@ -50,30 +79,28 @@ Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env
   return auth;
 }
 
-Result<RendezvousBackend> rendezvous_backend_for(const Options& options, const Env& env) {
-  RendezvousBackend backend;
-  const bool from_flag = !options.rdzv_backend.empty();
-  const auto named = env.find("PET_RDZV_BACKEND");
-  const std::string name = from_flag            ? options.rdzv_backend
-                           : named != env.end() ? named->second
-                                                : "";
-  const std::string variable = from_flag ? "--rdzv-backend" : "PET_RDZV_BACKEND";
-  auto on_etcd = is_etcd_backend(variable, name);
-  if (!on_etcd) return on_etcd.error();
-  if (!*on_etcd) return backend;
-  backend.kind = RendezvousBackend::Kind::etcd;
-  if (!options.etcd_endpoints.empty()) {
-    backend.endpoints = options.etcd_endpoints;
-    return backend;
+Result<RendezvousBackend> rendezvous_backend_for(const Options& options, Env& env) {
+  auto backend = rendezvous_backend_named(options, env);
+  // The etcd password never reaches a worker, whichever backend holds the job.
+  const auto password = env.find(etcd::kPasswordVariable);
+  const Env with_password =
+      password != env.end() ? Env{{password->first, password->second}} : Env{};
+  unsetenv(std::string(etcd::kPasswordVariable).c_str());
+  env.erase(std::string(etcd::kPasswordVariable));
+  if (!backend || backend->kind != RendezvousBackend::Kind::etcd) return backend;
+  const auto conf_env = env.find("PET_RDZV_CONF");
+  const bool conf_flag = !options.rdzv_conf.empty() || conf_env == env.end();
+  const std::string conf = conf_flag ? options.rdzv_conf : conf_env->second;
+  bool https = options.etcd_https;
+  if (options.etcd_endpoints.empty()) {
+    auto listed = etcd_endpoints_use_tls("PET_RDZV_ENDPOINT", env.at("PET_RDZV_ENDPOINT"));
+    if (!listed) return listed.error();
+    https = *listed;
   }
-  const auto listed = env.find("PET_RDZV_ENDPOINT");
-  if (listed == env.end()) {
-    return missing("--rdzv-endpoint",
-                   "etcd's members (HOST:PORT,...) for " + variable + "=" + name);
-  }
-  auto members = etcd_endpoints("PET_RDZV_ENDPOINT", listed->second);
-  if (!members) return members.error();
-  backend.endpoints = *members;
+  auto access =
+      etcd::parse_access(conf_flag ? "--rdzv-conf" : "PET_RDZV_CONF", conf, https, with_password);
+  if (!access) return access.error();
+  backend->access = std::move(*access);
   return backend;
 }
 
@@ -86,6 +113,7 @@ std::string host_name() {
 // A per-node launch on several nodes meets the other nodes through node 0's store.
 Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
                                                     const PlanInputs& inputs, const JobAuth& auth,
+                                                    const RendezvousBackend& backend,
                                                     std::function<void(const std::string&)> say) {
   const Topology& t = plan.topology;
   const bool per_process = t.launch == Launch::per_process;
@@ -95,10 +123,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   }
   GroupOptions group;
   group.auth = auth;
-  if (plan.rendezvous && plan.rendezvous->backend == "etcd") {
-    group.backend.kind = RendezvousBackend::Kind::etcd;
-    group.backend.endpoints = plan.rendezvous->endpoints;
-  }
+  group.backend = backend;
   group.master_addr = t.master_addr;
   group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;

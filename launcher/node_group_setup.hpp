@@ -23,12 +23,14 @@ Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env
 std::string host_name();
 
 // The rendezvous backend asked for: --rdzv-backend, else PET_RDZV_BACKEND; etcd's members from
-// --rdzv-endpoint, else PET_RDZV_ENDPOINT.
-Result<RendezvousBackend> rendezvous_backend_for(const Options& options, const Env& env);
+// --rdzv-endpoint, else PET_RDZV_ENDPOINT; how to reach them from --rdzv-conf, else
+// PET_RDZV_CONF. AML_LAUNCH_ETCD_PASSWORD is removed from this process and from `env`.
+Result<RendezvousBackend> rendezvous_backend_for(const Options& options, Env& env);
 
 // `say`: what a launcher waiting for an elastic round says on stderr.
 Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
                                                     const PlanInputs& inputs, const JobAuth& auth,
+                                                    const RendezvousBackend& backend,
                                                     std::function<void(const std::string&)> say);
 
 void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs);

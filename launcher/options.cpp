@@ -83,6 +83,9 @@ std::optional<Error> finish_rendezvous(const RawFlags& raw, Options& options) {
     auto members = etcd_endpoints("--rdzv-endpoint", raw.rdzv_endpoint);
     if (!members) return members.error();
     options.etcd_endpoints = *members;
+    auto https = etcd_endpoints_use_tls("--rdzv-endpoint", raw.rdzv_endpoint);
+    if (!https) return https.error();
+    options.etcd_https = *https;
     // The launchers' way out is found by the route to etcd; the workers' MASTER_ADDR is each
     // round's node 0.
     auto first = split_host_port("--rdzv-endpoint", members->front());
@@ -274,6 +277,12 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
       "node 0 lost, an elastic job's others wait --rdzv-timeout for it to come back), or etcd / "
       "etcd-v3 (an etcd cluster, its v3 API: "
       "any node may be lost, node 0 included). Also Kubeflow's PET_RDZV_BACKEND");
+  app.add_option("--rdzv-conf", options.rdzv_conf,
+                 "Under --rdzv-backend etcd, how to reach a guarded etcd, as torchrun spells it: "
+                 "KEY=VALUE,... with protocol=https, cacert=CA.pem, cert=CLIENT.pem, "
+                 "key=CLIENT.key (TLS; OpenSSL's libssl is opened at run time), user=NAME, "
+                 "password_file=FILE (etcd's authentication; or the password in "
+                 "AML_LAUNCH_ETCD_PASSWORD, never on the command line). Also PET_RDZV_CONF");
   app.add_option("--rdzv-last-call", raw.rdzv_last_call,
                  "Elastic: once MIN nodes have joined, start the round when no other node came "
                  "for this many seconds (default 3). Shorter starts sooner; a node that comes "
@@ -287,7 +296,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--node-timeout", raw.node_timeout,
                  "Multi-node: seconds a node may be silent (a paused VM, a starved host) before "
                  "the job counts it lost (default 60: Azure pauses VMs for up to 30 s for host "
-                 "maintenance); a launcher that dies is noticed at once, whatever this is");
+                 "maintenance); a launcher that dies is noticed at once, whatever this is, on "
+                 "node 0's store; under etcd this is each launcher's lease, so a death too is "
+                 "noticed after it");
   app.add_option("--hang-timeout", raw.hang_timeout,
                  "Seconds without progress anywhere (no rank wrote output or called "
                  "aml_launch.progress()) after which the job counts as hung: every rank is "

@@ -26,6 +26,8 @@ struct Options {
   bool require_auth = false;     // no store without authentication (also AML_LAUNCH_REQUIRE_AUTH)
   std::string rdzv_backend;      // --rdzv-backend as given ("": PET_RDZV_BACKEND, else c10d)
   std::vector<std::string> etcd_endpoints;  // --rdzv-endpoint under --rdzv-backend etcd
+  bool etcd_https = false;                  // ... given as https://
+  std::string rdzv_conf;                    // --rdzv-conf as given ("": PET_RDZV_CONF)
   double rdzv_timeout_seconds = 600;
   // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
   double node_timeout_seconds = 60;

@@ -17,13 +17,15 @@
 namespace aml {
 
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
-                                 const Machine& machine, const JobAuth& auth) {
+                                 const Machine& machine, const JobAuth& auth,
+                                 const RendezvousBackend& backend_asked) {
   PlanInputs inputs;
-  auto backend = rendezvous_backend_for(options, env);
-  if (!backend) return backend.error();
+  const RendezvousBackend* backend = &backend_asked;
   if (joins_group(options, topology)) {
     inputs.store_auth = StoreAuthPlan{auth.mode(), auth.description()};
-    inputs.rendezvous = RendezvousPlan{backend->name(), backend->endpoints, backend->loss_means()};
+    const bool on_etcd = backend->kind == RendezvousBackend::Kind::etcd;
+    inputs.rendezvous = RendezvousPlan{backend->name(), backend->endpoints, backend->loss_means(),
+                                       on_etcd ? backend->access.describe() : ""};
   }
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);

@@ -5,12 +5,15 @@
 
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
+#include "rendezvous/rendezvous_client.hpp"
 #include "store/job_auth.hpp"
 #include "topology/env.hpp"
 
 namespace aml {
 
+// `rendezvous`: the backend asked for (rendezvous_backend_for).
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
-                                 const Machine& machine, const JobAuth& auth);
+                                 const Machine& machine, const JobAuth& auth,
+                                 const RendezvousBackend& rendezvous);
 
 }  // namespace aml

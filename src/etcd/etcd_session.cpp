@@ -38,6 +38,33 @@ long long number_of(const json& j, const char* name) {
   return std::atoll(text_of(j, name).c_str());
 }
 
+constexpr long long kUnauthenticated = 16;  // gRPC's code: no token, or an expired one
+
+// What to do about a refusal of etcd's access control.
+std::string auth_hint(const json& answer, const Access& access) {
+  const std::string said = text_of(answer, "error");
+  if (said.find("user name is empty") != std::string::npos ||
+      said.find("invalid auth token") != std::string::npos ||
+      (access.user.empty() && said.find("permission denied") != std::string::npos)) {
+    return ": etcd's authentication is on; give its user with --rdzv-conf "
+           "user=NAME,password_file=FILE";
+  }
+  if (said.find("permission denied") != std::string::npos) {
+    return ": etcd user " + access.user +
+           " needs readwrite on the job's keys (etcdctl role "
+           "grant-permission ROLE --prefix=true readwrite /aml-launch/)";
+  }
+  return "";
+}
+
+// etcd's JSON gateway says this in plain text for a client certificate with a CommonName when
+// etcd's authentication is on.
+std::string gateway_hint(const std::string& said) {
+  if (said.find("CommonName of client") == std::string::npos) return "";
+  return ": with etcd's authentication on, the launchers' client certificate must have no "
+         "CommonName (the gateway cannot pass it on as the user)";
+}
+
 // gRPC's codes for a member that cannot answer now: another may.
 bool try_another(int http_status, const json& answer) {
   const long long code = number_of(answer, "code");
@@ -64,6 +91,15 @@ Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
   // Launchers start on different members: a thousand of them do not all load the first.
   session->current_ = static_cast<std::size_t>(getpid()) % session->options_.endpoints.size();
   const auto deadline = Clock::now() + timeout;
+  if (session->options_.access.tls) {
+    const Access& a = session->options_.access;
+    auto context = TlsContext::create(a.ca_file, a.cert_file, a.key_file);
+    if (!context) return context.error();
+    session->tls_ = std::move(*context);
+  }
+  if (!session->options_.access.user.empty()) {
+    if (auto in = session->authenticate(deadline); !in) return in.error();
+  }
   const long long ttl = std::max<long long>(2, (session->options_.lease_ttl.count() + 999) / 1000);
   auto granted = session->call("/v3/lease/grant", {{"TTL", std::to_string(ttl)}}, deadline);
   if (!granted) return granted.error();
@@ -86,19 +122,45 @@ std::string EtcdSession::endpoints_text() const {
   return text;
 }
 
+Result<HttpConnection> EtcdSession::open(const std::string& endpoint, Clock::time_point deadline) {
+  const auto [host, port] = host_port(endpoint);
+  auto opened = HttpConnection::open(host, port, deadline, tls_);
+  if (opened) opened->set_authorization(token_);
+  return opened;
+}
+
+Result<bool> EtcdSession::authenticate(Clock::time_point deadline) {
+  token_.clear();
+  if (unary_) unary_->set_authorization("");
+  const Access& a = options_.access;
+  auto answer =
+      call("/v3/auth/authenticate", {{"name", a.user}, {"password", a.password}}, deadline);
+  if (!answer) return answer.error();
+  token_ = text_of(*answer, "token");
+  if (token_.empty()) {
+    return invalid("etcd", endpoints_text(),
+                   "an auth token for etcd user " + a.user + " (is etcd's authentication on?)");
+  }
+  if (unary_) unary_->set_authorization(token_);
+  return true;
+}
+
 Result<json> EtcdSession::call(const std::string& path, const json& request,
                                Clock::time_point deadline) {
   if (unreachable_) deadline = std::min(deadline, Clock::now() + kUnreachableTry);
   const std::string body = request.dump();
   std::string last_error = "no member tried";
   const std::size_t members = options_.endpoints.size();
+  bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     if (!unary_) {
-      const auto [host, port] = host_port(options_.endpoints[current_ % members]);
-      auto opened = HttpConnection::open(host, port, std::min(deadline, Clock::now() + kMemberTry));
+      auto opened = open(options_.endpoints[current_ % members],
+                         std::min(deadline, Clock::now() + kMemberTry));
       if (opened) {
         unary_.emplace(std::move(*opened));
         local_address_ = unary_->local_address();
+      } else if (opened.error().variable == kTlsRefusal) {
+        return opened.error();
       } else {
         last_error = opened.error().message();
       }
@@ -108,16 +170,27 @@ Result<json> EtcdSession::call(const std::string& path, const json& request,
       if (answer) {
         auto parsed = json::parse(answer->body, nullptr, false);
         if (parsed.is_discarded() || !parsed.is_object()) {
-          last_error = unary_->where() + " answered " + path + " with no JSON (is it etcd?)";
+          last_error = unary_->where() + " answered " + path + " with HTTP " +
+                       std::to_string(answer->status) + " and no JSON (is it etcd?): \"" +
+                       answer->body.substr(0, 160) + "\"" + gateway_hint(answer->body);
         } else if (answer->status == 200) {
           unreachable_ = false;
           return parsed;
+        } else if (number_of(parsed, "code") == kUnauthenticated && !token_.empty() &&
+                   !reauthenticated) {
+          // The token expired (etcd's --auth-token-ttl): ask for another, then the same again.
+          reauthenticated = true;
+          if (auto in = authenticate(deadline); !in) return in.error();
+          continue;
         } else if (!try_another(answer->status, parsed)) {
           return invalid("etcd", unary_->where() + path,
-                         "an accepted request (etcd said: " + text_of(parsed, "error") + ")");
+                         "an accepted request (etcd said: " + text_of(parsed, "error") + ")" +
+                             auth_hint(parsed, options_.access));
         } else {
           last_error = unary_->where() + ": " + text_of(parsed, "error");
         }
+      } else if (answer.error().variable == kTlsRefusal) {
+        return answer.error();
       } else {
         last_error = answer.error().message();
       }
@@ -146,10 +219,11 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
   std::string last_error = "no member tried";
   const std::size_t members = options_.endpoints.size();
   for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
-    const auto [host, port] = host_port(options_.endpoints[(current_ + tried) % members]);
     const auto try_until = std::min(deadline, Clock::now() + kMemberTry);
-    auto opened = HttpConnection::open(host, port, try_until);
-    if (!opened) {
+    auto opened = open(options_.endpoints[(current_ + tried) % members], try_until);
+    if (!opened && opened.error().variable == kTlsRefusal) {
+      return opened.error();
+    } else if (!opened) {
       last_error = opened.error().message();
     } else if (auto status = opened->post_stream("/v3/watch", body, try_until); !status) {
       last_error = status.error().message();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "etcd/etcd_access.hpp"
 #include "etcd/http_connection.hpp"
 
 namespace aml::etcd {
@@ -26,6 +27,7 @@ struct SessionOptions {
   // has a generation of its own under the prefix, the next one once this key exists in the
   // last (the job's end).
   std::string ended_key;
+  Access access;  // TLS and etcd's user, where the cluster requires them
 };
 
 // A watch's first message says it was created; what follows are its events.
@@ -77,8 +79,13 @@ class EtcdSession {
   Result<bool> fire_wills(Clock::time_point deadline);
   Result<bool> join_generation(Clock::time_point deadline);
   Result<bool> open_will_watch(Clock::time_point deadline);
+  // etcd's auth token for options_.access.user (tokens expire: asked again when refused).
+  Result<bool> authenticate(Clock::time_point deadline);
+  Result<HttpConnection> open(const std::string& endpoint, Clock::time_point deadline);
 
   SessionOptions options_;
+  std::shared_ptr<TlsContext> tls_;
+  std::string token_;
   std::size_t current_ = 0;  // the member in use
   std::optional<HttpConnection> unary_;
   std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended

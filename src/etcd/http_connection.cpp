@@ -65,7 +65,8 @@ Result<int> connect_by(const addrinfo& a, Clock::time_point deadline, std::strin
 }  // namespace
 
 Result<HttpConnection> HttpConnection::open(const std::string& host, int port,
-                                            Clock::time_point deadline) {
+                                            Clock::time_point deadline,
+                                            const std::shared_ptr<TlsContext>& tls) {
   const std::string where = host + ":" + std::to_string(port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -78,7 +79,14 @@ Result<HttpConnection> HttpConnection::open(const std::string& host, int port,
   std::string why = "no address";
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     auto fd = connect_by(*a, deadline, why);
-    if (fd) return HttpConnection(*fd, where);
+    if (!fd) continue;
+    HttpConnection connection(*fd, where);
+    if (tls) {
+      auto stream = TlsStream::connect(tls, *fd, host, where, deadline);
+      if (!stream) return stream.error();
+      connection.tls_ = std::move(*stream);
+    }
+    return connection;
   }
   return invalid("etcd", where, "an etcd member accepting connections (" + why + ")");
 }
@@ -103,9 +111,18 @@ Result<bool> HttpConnection::send_request(const std::string& path, const std::st
                                           Clock::time_point deadline) {
   const std::string request =
       "POST " + path + " HTTP/1.1\r\nHost: " + where_ +
+      (authorization_.empty() ? "" : "\r\nAuthorization: " + authorization_) +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n" + body;
   std::string_view left = request;
+  while (tls_ && !left.empty()) {
+    auto n = tls_->write(left);
+    if (!n) return n.error();
+    if (*n == 0 && !ready(fd_.get(), tls_->wants(), deadline)) {
+      return failure("to take a request in time");
+    }
+    left.remove_prefix(*n);
+  }
   while (!left.empty()) {
     if (!ready(fd_.get(), POLLOUT, deadline)) return failure("to take a request in time");
     ssize_t n = send(fd_.get(), left.data(), left.size(), MSG_NOSIGNAL);
@@ -116,7 +133,29 @@ Result<bool> HttpConnection::send_request(const std::string& path, const std::st
   return true;
 }
 
+// Decrypted bytes that OpenSSL holds are read before the socket is polled (it may have none).
+Result<bool> HttpConnection::fill_tls(Clock::time_point deadline) {
+  char buffer[16384];
+  for (;;) {
+    auto n = tls_->read(buffer, sizeof(buffer));
+    if (!n) return n.error();
+    if (*n > 0) {
+      raw_.append(buffer, *n);
+      while (tls_->pending()) {
+        auto more = tls_->read(buffer, sizeof(buffer));
+        if (!more) return more.error();
+        if (*more == 0) break;
+        raw_.append(buffer, *more);
+      }
+      if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
+      return true;
+    }
+    if (!ready(fd_.get(), tls_->wants(), deadline)) return false;
+  }
+}
+
 Result<bool> HttpConnection::fill(Clock::time_point deadline) {
+  if (tls_) return fill_tls(deadline);
   if (!ready(fd_.get(), POLLIN, deadline)) return false;
   char buffer[65536];
   for (;;) {
@@ -124,7 +163,12 @@ Result<bool> HttpConnection::fill(Clock::time_point deadline) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return false;
     if (n < 0) return failure(std::string("an answer (") + std::strerror(errno) + ")");
-    if (n == 0) return failure("an answer (the connection closed)");
+    if (n == 0) {
+      return failure(std::string("an answer (the connection closed") +
+                     (raw_.empty() ? "; does etcd want TLS: https:// members, --rdzv-conf "
+                                     "cacert=...?)"
+                                   : ")"));
+    }
     raw_.append(buffer, static_cast<std::size_t>(n));
     if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
     return true;

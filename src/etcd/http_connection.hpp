@@ -1,13 +1,15 @@
 // A minimal HTTP/1.1 client for etcd's v3 JSON gateway (DESIGN §5): POST with a JSON body,
 // keep-alive, answers with Content-Length or chunked, and streamed answers (watches) read
-// message by message. Plain TCP: no TLS.
+// message by message. Over plain TCP, or TLS where the session has a TLS context (tls.hpp).
 #pragma once
 
 #include <aml/error.hpp>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "etcd/tls.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml::etcd {
@@ -22,7 +24,11 @@ struct HttpAnswer {
 class HttpConnection {
  public:
   // Connects within the deadline (a host that does not answer is an error by then).
-  static Result<HttpConnection> open(const std::string& host, int port, Clock::time_point deadline);
+  // With `tls`, the TLS handshake too, by the same deadline.
+  static Result<HttpConnection> open(const std::string& host, int port, Clock::time_point deadline,
+                                     const std::shared_ptr<TlsContext>& tls = nullptr);
+  // etcd's auth token, sent with every request from now on ("": none).
+  void set_authorization(std::string token) { authorization_ = std::move(token); }
 
   // One request and its whole answer.
   Result<HttpAnswer> post(const std::string& path, const std::string& body,
@@ -44,6 +50,7 @@ class HttpConnection {
   Result<bool> send_request(const std::string& path, const std::string& body,
                             Clock::time_point deadline);
   Result<bool> fill(Clock::time_point deadline);  // reads what is there, waiting until deadline
+  Result<bool> fill_tls(Clock::time_point deadline);
   Result<std::optional<std::string>> read_line(Clock::time_point deadline);
   Result<int> read_head(Clock::time_point deadline);  // status; sets chunked_/length_
   // Moves the decoded body bytes of a chunked answer from raw_ to body_ (as far as possible).
@@ -52,6 +59,8 @@ class HttpConnection {
 
   UniqueFd fd_;
   std::string where_;
+  std::unique_ptr<TlsStream> tls_;
+  std::string authorization_;
   std::string raw_;   // bytes read, not yet consumed
   std::string body_;  // a chunked stream's decoded bytes
   bool chunked_ = false;

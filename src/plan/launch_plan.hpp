@@ -44,6 +44,7 @@ struct RendezvousPlan {
   std::string backend;                 // "c10d" (node 0's store) or "etcd"
   std::vector<std::string> endpoints;  // etcd's members
   std::string loss;                    // what losing a node means under it
+  std::string access;                  // etcd: "TLS (CA ...), etcd user NAME" / "plain HTTP"
 };
 
 struct LaunchPlan {

@@ -45,11 +45,16 @@ std::string plan_json(const LaunchPlan& plan) {
                                                          {"about", plan.store_auth->about}}
                                 : nlohmann::ordered_json();
   // null: no rendezvous (one launcher alone).
-  out["rendezvous"] = plan.rendezvous
-                          ? nlohmann::ordered_json{{"backend", plan.rendezvous->backend},
-                                                   {"endpoints", plan.rendezvous->endpoints},
-                                                   {"loss", plan.rendezvous->loss}}
-                          : nlohmann::ordered_json();
+  out["rendezvous"] =
+      plan.rendezvous
+          ? nlohmann::ordered_json{{"backend", plan.rendezvous->backend},
+                                   {"endpoints", plan.rendezvous->endpoints},
+                                   {"loss", plan.rendezvous->loss},
+                                   {"access",
+                                    plan.rendezvous->access.empty()
+                                        ? nlohmann::ordered_json()
+                                        : nlohmann::ordered_json(plan.rendezvous->access)}}
+          : nlohmann::ordered_json();
   if (t.elastic && plan.elastic) {
     const ElasticPlan& e = *plan.elastic;
     out["elastic"] = {

@@ -98,6 +98,9 @@ std::string plan_text(const LaunchPlan& plan) {
     }
     line(fmt::format("rendezvous in:   {} ({}); {}", where, plan.rendezvous->backend,
                      plan.rendezvous->loss));
+    if (!plan.rendezvous->access.empty()) {
+      line(fmt::format("etcd access:     {}", plan.rendezvous->access));
+    }
   }
   if (plan.store_auth) {
     line(fmt::format("store auth:      {}: {}", plan.store_auth->mode, plan.store_auth->about));

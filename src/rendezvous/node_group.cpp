@@ -29,7 +29,7 @@ Result<NodeGroup::Dialer> NodeGroup::dialer_for(GroupOptions& options,
   if (options.backend.kind == RendezvousBackend::Kind::etcd) {
     etcd::SessionOptions session_options{options.backend.endpoints,
                                          "/aml-launch/" + options.token + "/", options.node_timeout,
-                                         std::string(kJobEndKey)};
+                                         std::string(kJobEndKey), options.backend.access};
     auto session = etcd::EtcdSession::start(session_options, options.rdzv_timeout);
     if (!session) {
       Error error = session.error();

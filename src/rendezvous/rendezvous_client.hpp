@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "etcd/etcd_access.hpp"
+
 namespace aml {
 
 class RendezvousClient {
@@ -74,6 +76,7 @@ struct RendezvousBackend {
   enum class Kind { node0_store, etcd };
   Kind kind = Kind::node0_store;
   std::vector<std::string> endpoints;  // etcd: host:port of each member
+  etcd::Access access;                 // etcd: TLS and etcd's user, where required
   std::string name() const { return kind == Kind::etcd ? "etcd" : "c10d"; }
   // "node 0's store at a:29400" / "etcd at e1:2379,e2:2379".
   std::string describe(const std::string& node0_address) const;

@@ -22,13 +22,14 @@ Result<std::vector<std::string>> etcd_endpoints(std::string_view variable, std::
   while (start <= list.size()) {
     const std::size_t comma = std::min(list.find(',', start), list.size());
     std::string_view one = list.substr(start, comma - start);
-    // torchrun's etcd backend also takes http:// before each.
+    // torchrun's etcd backend also takes http:// or https:// before each.
     if (one.starts_with("http://")) one.remove_prefix(7);
+    if (one.starts_with("https://")) one.remove_prefix(8);
     auto split = split_host_port(variable, one);
     if (!split || split->host.empty()) {
       return invalid(std::string(variable), std::string(list),
-                     "etcd members as HOST[:PORT],HOST[:PORT],... (https:// needs TLS, which "
-                     "aml-launch does not speak to etcd yet)");
+                     "etcd members as HOST[:PORT],HOST[:PORT],... (each may start with http:// "
+                     "or https://)");
     }
     const bool v6 = split->host.find(':') != std::string::npos;
     endpoints.push_back((v6 ? "[" + split->host + "]" : split->host) + ":" +
@@ -36,6 +37,20 @@ Result<std::vector<std::string>> etcd_endpoints(std::string_view variable, std::
     start = comma + 1;
   }
   return endpoints;
+}
+
+}  // namespace aml
+
+namespace aml {
+
+Result<bool> etcd_endpoints_use_tls(std::string_view variable, std::string_view list) {
+  const bool https = list.find("https://") != std::string_view::npos;
+  if (https && list.find("http://") != std::string_view::npos) {
+    return invalid(
+        std::string(variable), std::string(list),
+        "every member with https:// or none: a job speaks TLS to all of etcd or to none");
+  }
+  return https;
 }
 
 }  // namespace aml

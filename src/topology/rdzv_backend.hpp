@@ -18,5 +18,7 @@ Result<bool> is_etcd_backend(std::string_view variable, std::string_view name);
 
 // "e1:2379,e2,[::1]:2379" -> {"e1:2379", "e2:2379", "[::1]:2379"}; an error names a bad one.
 Result<std::vector<std::string>> etcd_endpoints(std::string_view variable, std::string_view list);
+// True where the members were given as https:// (TLS); an error where only some were.
+Result<bool> etcd_endpoints_use_tls(std::string_view variable, std::string_view list);
 
 }  // namespace aml

@@ -7,14 +7,25 @@
 #   etcd_cluster.sh kill DIR I            SIGKILL host I's member
 #   etcd_cluster.sh stop|cont DIR         SIGSTOP / SIGCONT every member (etcd unreachable)
 #   etcd_cluster.sh down DIR              SIGKILL every member
+#   etcd_cluster.sh auth NET I USER PASSWORD  etcd's authentication on: root, and USER with
+#                                        readwrite on /aml-launch/ only (role "launchers")
 # ETCD_BIN and ETCDCTL_BIN name other builds (etcd 3.5: fetch-etcd35.sh); Debian's by default.
+# ETCD_TLS_DIR=DIR (certificates of make_tls.sh): clients and peers speak TLS, and a client
+# must show a certificate of DIR/ca.pem.
 set -eu
+scheme=http
+tls_client=() tls_peer=() tls_ctl=()
+if [ -n "${ETCD_TLS_DIR:-}" ]; then
+  scheme=https
+  tls_ctl=(--cacert "$ETCD_TLS_DIR/ca.pem" --cert "$ETCD_TLS_DIR/client.pem" --key "$ETCD_TLS_DIR/client.key")
+fi
 CLUSTER="$(dirname "$0")/netns_cluster.sh"
 addr() { bash "$CLUSTER" addr "$1"; }
 ctl() {  # ctl NET HOST ARGS...: etcdctl (v3) run on that host
   local net=$1 host=$2
   shift 2
-  ETCDCTL_API=3 bash "$CLUSTER" exec "$net" "$host" "${ETCDCTL_BIN:-etcdctl}" --dial-timeout 1s --command-timeout 2s "$@"
+  ETCDCTL_API=3 bash "$CLUSTER" exec "$net" "$host" "${ETCDCTL_BIN:-etcdctl}" --dial-timeout 1s \
+    --command-timeout 2s ${tls_ctl[@]+"${tls_ctl[@]}"} "$@"
 }
 
 case "$1" in
@@ -22,13 +33,21 @@ case "$1" in
     net=$2 dir=$3
     shift 3
     initial=""
-    for i in "$@"; do initial="$initial${initial:+,}e$i=http://$(addr "$i"):2380"; done
+    for i in "$@"; do initial="$initial${initial:+,}e$i=$scheme://$(addr "$i"):2380"; done
     for i in "$@"; do
       a=$(addr "$i")
       mkdir -p "$dir/etcd.$i"
+      if [ -n "${ETCD_TLS_DIR:-}" ]; then
+        t=$ETCD_TLS_DIR
+        tls_client=(--cert-file "$t/member.$i.pem" --key-file "$t/member.$i.key"
+          --trusted-ca-file "$t/ca.pem" --client-cert-auth)
+        tls_peer=(--peer-cert-file "$t/member.$i.pem" --peer-key-file "$t/member.$i.key"
+          --peer-trusted-ca-file "$t/ca.pem" --peer-client-cert-auth)
+      fi
       bash "$CLUSTER" exec "$net" "$i" "${ETCD_BIN:-etcd}" --name "e$i" --data-dir "$dir/etcd.$i/data" \
-        --listen-client-urls "http://$a:2379" --advertise-client-urls "http://$a:2379" \
-        --listen-peer-urls "http://$a:2380" --initial-advertise-peer-urls "http://$a:2380" \
+        --listen-client-urls "$scheme://$a:2379" --advertise-client-urls "$scheme://$a:2379" \
+        --listen-peer-urls "$scheme://$a:2380" --initial-advertise-peer-urls "$scheme://$a:2380" \
+        ${tls_client[@]+"${tls_client[@]}"} ${tls_peer[@]+"${tls_peer[@]}"} \
         --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$net" \
         --heartbeat-interval 100 --election-timeout 1000 >"$dir/etcd.$i/log" 2>&1 &
       echo $! >"$dir/etcd.$i/pid"
@@ -41,6 +60,18 @@ case "$1" in
     echo "etcd did not become healthy; its logs:" >&2
     tail -n 5 "$dir"/etcd.*/log >&2
     exit 1
+    ;;
+  auth)
+    net=$2 host=$3 user=$4 password=$5
+    e="$(addr "$host"):2379"
+    ctl "$net" "$host" --endpoints "$e" user add "root:root-$password" >/dev/null
+    ctl "$net" "$host" --endpoints "$e" user grant-role root root >/dev/null
+    ctl "$net" "$host" --endpoints "$e" role add launchers >/dev/null
+    ctl "$net" "$host" --endpoints "$e" role grant-permission launchers --prefix=true readwrite /aml-launch/ >/dev/null
+    ctl "$net" "$host" --endpoints "$e" user add "$user:$password" >/dev/null
+    ctl "$net" "$host" --endpoints "$e" user grant-role "$user" launchers >/dev/null
+    ctl "$net" "$host" --endpoints "$e" user add "stranger:$password" >/dev/null
+    ctl "$net" "$host" --endpoints "$e" auth enable >/dev/null
     ;;
   endpoints)
     shift

@@ -48,7 +48,7 @@ class EtcdRendezvousTest : public ::testing::Test {
       _exit(127);
     }
     for (int i = 0; i < 100; ++i) {
-      auto session = EtcdSession::start({{endpoint_}, "/probe/", 5s, ""}, 100ms);
+      auto session = EtcdSession::start({{endpoint_}, "/probe/", 5s, "", {}}, 100ms);
       if (session) return;
       std::this_thread::sleep_for(100ms);
     }
@@ -65,7 +65,7 @@ class EtcdRendezvousTest : public ::testing::Test {
   static std::shared_ptr<EtcdSession> session(std::chrono::milliseconds ttl = 5s) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     auto started =
-        EtcdSession::start({{endpoint_}, std::string("/t/") + test->name() + "/", ttl, ""}, 5s);
+        EtcdSession::start({{endpoint_}, std::string("/t/") + test->name() + "/", ttl, "", {}}, 5s);
     EXPECT_TRUE(started.ok()) << (started.ok() ? "" : started.error().message());
     return started.ok() ? *started : nullptr;
   }
@@ -217,14 +217,15 @@ TEST_F(EtcdRendezvousTest, AWatchedKeyWakesOneDescriptorThatNeverChanges) {
 }
 
 TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
-  auto started = EtcdSession::start({{"127.0.0.1:1", endpoint_}, "/t/passed/", 5s, ""}, 5s);
+  auto started = EtcdSession::start({{"127.0.0.1:1", endpoint_}, "/t/passed/", 5s, "", {}}, 5s);
   ASSERT_TRUE(started.ok()) << started.error().message();
   EtcdRendezvous client(*started);
   EXPECT_TRUE(client.set("k", "v").ok());
 }
 
 TEST_F(EtcdRendezvousTest, NoMemberAnsweringIsAnErrorNamingThemAll) {
-  auto started = EtcdSession::start({{"127.0.0.1:1", "127.0.0.1:2"}, "/t/none/", 5s, ""}, 500ms);
+  auto started =
+      EtcdSession::start({{"127.0.0.1:1", "127.0.0.1:2"}, "/t/none/", 5s, "", {}}, 500ms);
   ASSERT_FALSE(started.ok());
   const std::string message = started.error().message();
   EXPECT_NE(message.find("127.0.0.1:1,127.0.0.1:2"), std::string::npos) << message;
@@ -262,7 +263,7 @@ TEST_F(EtcdRendezvousTest, SomethingThatIsNotEtcdIsNamedAndNotWaitedOn) {
     });
     const std::string where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
     const auto before = std::chrono::steady_clock::now();
-    auto started = EtcdSession::start({{where}, "/t/", 5s, ""}, 1500ms);
+    auto started = EtcdSession::start({{where}, "/t/", 5s, "", {}}, 1500ms);
     done = true;
     server.join();
     close(listener);
