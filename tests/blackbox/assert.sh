@@ -84,3 +84,27 @@ wait_checkpoint_step() {  # wait_checkpoint_step FILE STEP (60 s at most)
   done
   return 1
 }
+
+# Launchers on netns hosts, marked so that a host's loss can be played: $CLUSTER, $NET, $MARK,
+# $BIN, $WORK and the command CMD as the test sets them.
+# start JOB HOST ENV-FUNCTION ARGS...: host HOST's launcher in the background; ENV-FUNCTION
+# prints more variables for it (no_env: none).
+no_env() { :; }
+start() {
+  local job=$1 host=$2 envf=$3
+  shift 3
+  (
+    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
+      HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" $($envf) "$BIN" "$@" \
+      --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
+      >"$WORK/$job.out.$host" 2>&1
+    echo $? >"$WORK/$job.status.$host"
+  ) 2>/dev/null &
+}
+# A host lost: every process of its launcher (guardian, supervisor) and its workers, at once.
+kill_host() {  # kill_host JOB HOST
+  local p
+  for p in $(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3); do
+    kill -KILL "$p" 2>/dev/null
+  done
+}

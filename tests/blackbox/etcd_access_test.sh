@@ -53,34 +53,16 @@ done
 EOS
 chmod +x "$WORK/worker.sh"
 CMD=("$WORK/worker.sh")
-# start JOB HOST ARGS...: host HOST's launcher in the background
-start() {
-  local job=$1 host=$2
-  shift 2
-  (
-    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
-      HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" "$BIN" "$@" \
-      -- "${CMD[@]}" >"$WORK/$job.out.$host" 2>&1
-    echo $? >"$WORK/$job.status.$host"
-  ) 2>/dev/null &
-}
-kill_host() {
-  local p
-  for p in $(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3); do
-    kill -KILL "$p" 2>/dev/null
-  done
-}
-
 # --- 1. The job's own launchers: TLS both ways and etcd's user.
 J=ok
 ARGS=(--nnodes 2:2 --rdzv-backend etcd --rdzv-endpoint "$HTTPS" --rdzv-id "ok-$$"
   --rdzv-conf "$CONF" --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 30
   --max-restarts 2)
-start $J 3 "${ARGS[@]}"
+start $J 3 no_env "${ARGS[@]}"
 sleep 0.3
-start $J 4 "${ARGS[@]}"
+start $J 4 no_env "${ARGS[@]}"
 wait_file "$WORK/$J.rank.3.0" 20 && wait_file "$WORK/$J.rank.4.0" 10
-start $J 5 "${ARGS[@]}"
+start $J 5 no_env "${ARGS[@]}"
 for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.5" 2>/dev/null && break; sleep 0.05; done
 ranks=$(cat "$WORK"/$J.rank.*.0 2>/dev/null | sort | tr '\n' ' ')
 check "TLS + client certificate + etcd user: two nodes make round 0 ($ranks), the third waits as a spare" \
@@ -115,7 +97,7 @@ refused() {  # refused NAME PATTERN ARGS...: a lone node of a 2-node job is refu
   local name=$1 pattern=$2 t0 ms status
   shift 2
   t0=$(date +%s%N)
-  start "$name" 3 --nnodes 2 --node-rank 0 --rdzv-backend etcd --rdzv-id "$name-$$" \
+  start "$name" 3 no_env --nnodes 2 --node-rank 0 --rdzv-backend etcd --rdzv-id "$name-$$" \
     --rdzv-timeout 5 --node-timeout 3 "$@"
   status=$(wait_status "$name" 3 30)
   ms=$((($(date +%s%N) - t0) / 1000000))

@@ -55,28 +55,7 @@ kubeflow_env() {  # an elasticPolicy's pod with rdzvBackend: etcd
   echo PET_NNODES=2:3 PET_RDZV_BACKEND=etcd PET_RDZV_ENDPOINT="$ENDPOINTS" PET_RDZV_ID="job-$$" \
     PET_MAX_RESTARTS=3 PET_NPROC_PER_NODE=2
 }
-no_env() { :; }
-# start JOB HOST ENV-FUNCTION ARGS...: host HOST's launcher in the background
-start() {
-  local job=$1 host=$2 envf=$3
-  shift 3
-  (
-    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
-      HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" $($envf) "$BIN" "$@" \
-      --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
-      >"$WORK/$job.out.$host" 2>&1
-    echo $? >"$WORK/$job.status.$host"
-  ) 2>/dev/null &
-}
 CMD=("$WORK/worker.sh")
-# A host lost: its launcher's processes (guardian and supervisor) and its workers, at once.
-kill_host() {
-  local p
-  for p in $(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3); do
-    kill -KILL "$p" 2>/dev/null
-  done
-}
-
 # --- 1. Kubeflow elasticPolicy with rdzvBackend: etcd; four launchers for at most three nodes.
 J=kf
 ARGS=(--rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 30)
