@@ -14,7 +14,8 @@ scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in 
   etcd node 0 lost and the time until every worker of round 1 runs.
 
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
-       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale N [N ...]   (as root)
+       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
+           [--node-timeout S] N [N ...]   (as root; K trials alternating the backends, medians)
 """
 import os
 import shutil
@@ -187,7 +188,7 @@ def loopback_etcd(work):
     return procs, ",".join(endpoints)
 
 
-def scale_trial(aml, n, backend, endpoints, lose_node0):
+def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout):
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
     mark = f"{os.getpid()}-{backend}-{n}"
@@ -199,7 +200,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0):
     for node in range(n + 1):
         launchers.append(subprocess.Popen(
             [aml, "--nnodes", f"{n}:{n}", "--nproc-per-node", "1", "--rdzv-id", f"s-{mark}",
-             "--rdzv-last-call", "1", "--rdzv-timeout", "600", "--node-timeout", "10",
+             "--rdzv-last-call", "1", "--rdzv-timeout", "600", "--node-timeout", node_timeout,
              "--max-restarts", "1"] + rdzv + ["--", worker],
             env={"PATH": "/usr/bin:/bin", "W": work, "HOST": str(node), "AML_SCALE_MARK": mark},
             stdout=subprocess.DEVNULL, stderr=open(f"{work}/node.{node}.err", "wb")))
@@ -221,23 +222,34 @@ def scale_trial(aml, n, backend, endpoints, lose_node0):
     return rendezvous, replaced
 
 
-def scale(aml, sizes):
+def scale(aml, sizes, trials, node_timeout):
     sn.in_own_namespace(__file__)
     # tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of its own.
     etcd_work = tempfile.mkdtemp(prefix="aml-etcd-loopback-",
                                  dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     procs, endpoints = loopback_etcd(etcd_work)
     try:
-        print("N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
-              "members on the same two cores; --node-timeout 10 s (etcd: the lease's TTL)")
+        print(f"N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
+              f"members on the same two cores; --node-timeout {node_timeout} s (etcd: the lease's "
+              f"TTL); medians of {trials} trials, the backends alternating (each trial's figures "
+              f"in brackets)")
         print("| nodes | rendezvous, node 0's store | rendezvous, etcd | ratio | etcd: node 0 "
               "lost → noticed | → every worker of round 1 running |")
         print("|---:|---:|---:|---:|---:|---:|")
         for n in sizes:
-            store, _ = scale_trial(aml, n, "c10d", endpoints, False)
-            etcd, lost = scale_trial(aml, n, "etcd", endpoints, True)
-            print(f"| {n} | {store:.2f} s | {etcd:.2f} s | {etcd / store:.2f}x | "
-                  f"{lost[0]:.2f} s | {lost[1]:.2f} s |", flush=True)
+            stores, etcds, seen, done = [], [], [], []
+            for _ in range(trials):
+                store, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout)
+                etcd, lost = scale_trial(aml, n, "etcd", endpoints, True, node_timeout)
+                stores.append(store)
+                etcds.append(etcd)
+                seen.append(lost[0])
+                done.append(lost[1])
+            med = statistics.median
+            each = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
+            print(f"| {n} | {med(stores):.2f} s ({each(stores)}) | {med(etcds):.2f} s "
+                  f"({each(etcds)}) | {med(etcds) / med(stores):.2f}x | {med(seen):.2f} s "
+                  f"({each(seen)}) | {med(done):.2f} s ({each(done)}) |", flush=True)
     finally:
         for p in procs:
             p.kill()
@@ -249,4 +261,13 @@ if __name__ == "__main__":
     if sys.argv[2] == "hosts":
         hosts(aml, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
     else:
-        scale(aml, [int(n) for n in sys.argv[3:]])
+        args, trials, node_timeout = sys.argv[3:], 1, "10"
+        while args and args[0].startswith("--"):
+            if args[0] == "--trials":
+                trials = int(args[1])
+            elif args[0] == "--node-timeout":
+                node_timeout = args[1]
+            else:
+                raise SystemExit(f"unknown option {args[0]}")
+            args = args[2:]
+        scale(aml, [int(n) for n in args], trials, node_timeout)

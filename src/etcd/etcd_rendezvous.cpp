@@ -198,6 +198,54 @@ Result<std::int64_t> EtcdRendezvous::add(std::string_view key, std::int64_t delt
   return (previous == answer->end() ? 0 : number_of(*previous, "version")) + 1;
 }
 
+// Reads the count and watches it from there on.
+Result<bool> EtcdRendezvous::watch_count(std::string_view count_key) {
+  count_watch_.reset();
+  auto answer = call("/v3/kv/range", {{"key", to_base64(session_->full_key(count_key))}});
+  if (!answer) return answer.error();
+  const json kvs = answer->value("kvs", json::array());
+  count_ = kvs.empty() ? 0 : number_of(kvs.front(), "version");
+  count_revision_ = number_of(answer->value("header", json::object()), "revision");
+  auto watching =
+      session_->watch(std::string(count_key), "", count_revision_ + 1, false, reply_deadline());
+  if (!watching) return watching.error();
+  count_watch_.emplace(std::move(*watching));
+  count_key_ = std::string(count_key);
+  return true;
+}
+
+Result<std::int64_t> EtcdRendezvous::wait_count(std::string_view count_key, std::int64_t above,
+                                                std::string_view, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  if (!count_watch_ || count_key_ != count_key) {
+    if (auto watching = watch_count(count_key); !watching) return watching.error();
+  }
+  for (;;) {
+    // What has come is read without waiting; then, below the count asked for, until the
+    // deadline (tending the lease on the way).
+    const auto step = count_ > above ? Clock::now()
+                                     : std::min({deadline, session_->next_keep_alive(),
+                                                 Clock::now() + kLongestStep});
+    auto message = count_watch_->next_message(step);
+    if (!message) {  // its member was lost: read again and watch on another
+      if (auto watching = watch_count(count_key); !watching) return watching.error();
+      continue;
+    }
+    if (*message) {
+      auto events = session_->events_of(**message);
+      if (!events) return events.error();
+      for (const WatchEvent& event : *events) {
+        if (event.key != count_key_ || event.revision <= count_revision_) continue;
+        count_revision_ = event.revision;
+        count_ = event.put ? event.version : 0;
+      }
+      continue;
+    }
+    if (count_ > above || Clock::now() >= deadline) return count_;
+    if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
+  }
+}
+
 Result<bool> EtcdRendezvous::erase(std::string_view key) {
   auto answer = call("/v3/kv/deleterange", {{"key", to_base64(session_->full_key(key))}});
   if (!answer) return answer.error();

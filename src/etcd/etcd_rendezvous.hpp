@@ -24,6 +24,11 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::optional<std::string>> get(std::string_view key,
                                          std::chrono::milliseconds timeout) override;
   Result<std::int64_t> add(std::string_view key, std::int64_t delta) override;
+  // One watch on the count for every call with the same count_key: a coordinator that waits
+  // for a thousand launchers does not open a thousand watches.
+  Result<std::int64_t> wait_count(std::string_view count_key, std::int64_t above,
+                                  std::string_view next_key,
+                                  std::chrono::milliseconds timeout) override;
   Result<bool> check(const std::vector<std::string>& keys) override;
   Result<bool> wait(const std::vector<std::string>& keys,
                     std::chrono::milliseconds timeout) override;
@@ -65,6 +70,12 @@ class EtcdRendezvous : public RendezvousClient {
   UniqueFd ready_fd_;
   std::string watched_;
   long long watched_from_ = 0;
+  // wait_count's watch.
+  Result<bool> watch_count(std::string_view count_key);
+  std::optional<HttpConnection> count_watch_;
+  std::string count_key_;
+  std::int64_t count_ = 0;
+  long long count_revision_ = 0;  // the last revision of the count seen
 };
 
 }  // namespace aml::etcd

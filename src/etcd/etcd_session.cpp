@@ -267,6 +267,7 @@ Result<std::vector<WatchEvent>> EtcdSession::events_of(const std::string& messag
     if (e.contains("prev_kv"))
       event.previous = from_base64(text_of(e["prev_kv"], "value")).value_or("");
     event.revision = number_of(kv, "mod_revision");
+    event.version = number_of(kv, "version");
     events.push_back(std::move(event));
   }
   return events;

@@ -37,6 +37,7 @@ struct WatchEvent {
   std::string value;
   std::string previous;  // a deletion's value before (prev_kv)
   long long revision = 0;
+  long long version = 0;  // how many puts the key has had since it was made
 };
 
 class EtcdSession {

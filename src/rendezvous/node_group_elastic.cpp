@@ -134,8 +134,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::set<long> gone;
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
-  for (;;) {
-    auto count = control_->add(elastic_key(round, "count"), 0);
+  for (bool first_look = true;; first_look = false) {
+    // Woken by the next launcher to come, else soon enough to see one go.
+    auto count = control_->wait_count(elastic_key(round, "count"), seen,
+                                      elastic_key(round, "slot/" + std::to_string(seen)),
+                                      first_look ? milliseconds(0) : kWaitingLook);
     if (!count) return count.error();
     // The slots that came since the last look, a store call's worth at a time.
     while (seen < *count) {
@@ -219,8 +222,6 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     if (auto resumed = resumed_round(); resumed && *resumed != round) {
       return decide_members(*resumed);
     }
-    // Woken by the next launcher to come, else soon enough to see one go.
-    (void)control_->get(elastic_key(round, "slot/" + std::to_string(seen)), kWaitingLook);
   }
   const Membership members = choose_members(joined, range.max);
   const int nodes = static_cast<int>(members.by_rank.size());

@@ -31,6 +31,12 @@ class RendezvousClient {
   // Adds delta (0 or 1) to the key's count and gives the new count: each caller that adds 1
   // gets a number of its own.
   virtual Result<std::int64_t> add(std::string_view key, std::int64_t delta) = 0;
+  // The count at count_key (as add(count_key, 0) gives it) once it is above `above`, or as it
+  // is when the timeout passed. next_key is what the next counter writes once it has its
+  // number: node 0's store waits on it; etcd keeps one watch on the count for every call.
+  virtual Result<std::int64_t> wait_count(std::string_view count_key, std::int64_t above,
+                                          std::string_view next_key,
+                                          std::chrono::milliseconds timeout) = 0;
   virtual Result<bool> check(const std::vector<std::string>& keys) = 0;
   virtual Result<bool> wait(const std::vector<std::string>& keys,
                             std::chrono::milliseconds timeout) = 0;

@@ -127,6 +127,34 @@ TEST_F(EtcdRendezvousTest, AddGivesEveryCallerANumberOfItsOwn) {
   EXPECT_FALSE(reader.add("count", 5).ok());  // only steps of 0 and 1
 }
 
+// A coordinator's wait for arrivals: the count as soon as it passes the one asked for, the
+// count as it is after the timeout, and every arrival seen through the same watch.
+TEST_F(EtcdRendezvousTest, WaitCountWakesAtEachArrivalAndGivesTheCountAtItsTimeout) {
+  EtcdRendezvous coordinator(session());
+  auto none = coordinator.wait_count("arrivals", 0, "", 300ms);
+  ASSERT_TRUE(none.ok()) << none.error().message();
+  EXPECT_EQ(*none, 0);
+  std::thread arrivals([] {
+    EtcdRendezvous client(session());
+    for (int i = 0; i < 5; ++i) {
+      std::this_thread::sleep_for(100ms);
+      (void)client.add("arrivals", 1);
+    }
+  });
+  std::int64_t seen = 0;
+  const auto before = std::chrono::steady_clock::now();
+  while (seen < 5 && std::chrono::steady_clock::now() - before < 10s) {
+    auto count = coordinator.wait_count("arrivals", seen, "", 5s);
+    ASSERT_TRUE(count.ok()) << count.error().message();
+    EXPECT_GT(*count, seen);
+    seen = *count;
+  }
+  arrivals.join();
+  EXPECT_EQ(seen, 5);
+  EXPECT_EQ(*coordinator.wait_count("arrivals", 5, "", 200ms), 5);  // no more: the timeout
+  EXPECT_EQ(*coordinator.wait_count("arrivals", 2, "", 0ms), 5);    // already above: at once
+}
+
 TEST_F(EtcdRendezvousTest, CompareSetKeepsTheFirstVerdict) {
   EtcdRendezvous client(session());
   EXPECT_EQ(*client.compare_set("abort", "", "first"), "first");
