@@ -10,6 +10,7 @@
 #   etcd_cluster.sh auth NET I USER PASSWORD  etcd's authentication on: root, and USER with
 #                                        readwrite on /aml-launch/ only (role "launchers")
 # ETCD_BIN and ETCDCTL_BIN name other builds (etcd 3.5: fetch-etcd35.sh); Debian's by default.
+# ETCD_FLAGS: more flags for every member (a benchmark's --enable-v2).
 # ETCD_TLS_DIR=DIR (certificates of make_tls.sh): clients and peers speak TLS, and a client
 # must show a certificate of DIR/ca.pem.
 set -eu
@@ -47,7 +48,7 @@ case "$1" in
       bash "$CLUSTER" exec "$net" "$i" "${ETCD_BIN:-etcd}" --name "e$i" --data-dir "$dir/etcd.$i/data" \
         --listen-client-urls "$scheme://$a:2379" --advertise-client-urls "$scheme://$a:2379" \
         --listen-peer-urls "$scheme://$a:2380" --initial-advertise-peer-urls "$scheme://$a:2380" \
-        ${tls_client[@]+"${tls_client[@]}"} ${tls_peer[@]+"${tls_peer[@]}"} \
+        ${tls_client[@]+"${tls_client[@]}"} ${tls_peer[@]+"${tls_peer[@]}"} ${ETCD_FLAGS:-} \
         --initial-cluster "$initial" --initial-cluster-state new --initial-cluster-token "$net" \
         --heartbeat-interval 100 --election-timeout 1000 >"$dir/etcd.$i/log" 2>&1 &
       echo $! >"$dir/etcd.$i/pid"
