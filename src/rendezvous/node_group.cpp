@@ -106,6 +106,7 @@ NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
 
 // The connections (declared after host_) close before the store they talk to stops.
 NodeGroup::~NodeGroup() {
+  disarm_tripwire();
   if (host_ && round_ >= 0) wait_for_verdict_readers();
 }
 
@@ -170,7 +171,7 @@ std::string NodeGroup::node0_address() const {
   return agreement_.nodes.empty() ? options_.master_addr : agreement_.nodes.front().addr;
 }
 
-int NodeGroup::fd() const { return watch_ ? watch_->fd() : -1; }
+int NodeGroup::fd() const { return events_ ? events_.get() : watch_ ? watch_->fd() : -1; }
 
 int NodeGroup::next_poll_ms() const {
   auto left = std::chrono::duration_cast<milliseconds>(next_tick_ - Clock::now()).count();

@@ -21,6 +21,7 @@
 #include "store/job_auth.hpp"
 #include "store/store_host.hpp"
 #include "supervisor/peer_link.hpp"
+#include "util/unique_fd.hpp"
 
 namespace aml {
 
@@ -176,6 +177,14 @@ class NodeGroup : public PeerLink {
   bool etcd_in_grace() const;
   // Under etcd, this round's node 0 serves its workers a store of their own.
   Result<int> serve_workers_store();
+  // Under etcd, a launcher that dies while its host lives is heard at once, not after its
+  // lease (node_group_tripwire.cpp): each member holds a connection to the store this round's
+  // node 0 serves, with a last will there.
+  void arm_tripwire();
+  void disarm_tripwire();  // its leaving is no loss: the will cleared, the connection closed
+  PeerNews hear_tripwire();
+  // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
+  PeerNews news_of(const std::string& verdict);
 
   GroupOptions options_;
   std::unique_ptr<StoreHost> host_;            // node 0 of node 0's store only
@@ -183,6 +192,11 @@ class NodeGroup : public PeerLink {
   Dialer dial_;                                // another connection to the rendezvous
   std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key
   std::unique_ptr<StoreHost> workers_store_;   // etcd, this round's node 0: the workers' store
+  // etcd: to that store: one connection waits for a member's will, one holds this launcher's
+  // own (a connection that waits takes no other request, so the will could not be taken back).
+  std::optional<StoreClient> tripwire_;
+  std::optional<StoreClient> tripwire_will_;
+  UniqueFd events_;                            // etcd: watch_'s and tripwire_'s descriptors
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
   bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare

@@ -1,6 +1,8 @@
 // While a round runs (DESIGN §5): this node's failure reported (the first one is the job's
 // verdict), heartbeats and the loss of nodes or of the rendezvous itself, the abort key heard
 // on the watch connection, and the job's completion once every node's workers finished.
+#include <poll.h>
+
 #include <algorithm>
 
 #include "rendezvous/group_timing.hpp"
@@ -10,6 +12,15 @@
 namespace aml {
 using std::chrono::milliseconds;
 using namespace group_timing;
+
+namespace {
+
+bool input_waiting(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
+}
+
+}  // namespace
 
 JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
   JobFailure f;
@@ -58,7 +69,10 @@ void NodeGroup::local_success() {
   // Its workers all finished well: from here on its launcher going away costs the job nothing.
   // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
   const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
-  if (!host_ && !writes_completion) (void)control_->clear_last_will();
+  if (!host_ && !writes_completion) {
+    (void)control_->clear_last_will();
+    disarm_tripwire();
+  }
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
@@ -151,7 +165,12 @@ PeerNews NodeGroup::hear_abort() {
     }
     return news;
   }
-  if (**heard == kComplete) {
+  return news_of(**heard);
+}
+
+PeerNews NodeGroup::news_of(const std::string& verdict) {
+  PeerNews news;
+  if (verdict == kComplete) {
     // Node 0 wrote it and waits for the goodbyes (finishing_news).
     if (options_.self.node_rank == 0) return news;
     (void)control_->clear_last_will();  // leaving on purpose
@@ -161,7 +180,7 @@ PeerNews NodeGroup::hear_abort() {
   }
   // Node 0 keeps the store up until every node has read this.
   (void)control_->set(node_key("heard", options_.self.node_rank), "1");
-  auto failure = job_failure_from_json(**heard);
+  auto failure = job_failure_from_json(verdict);
   news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
   return news;
 }
@@ -237,7 +256,11 @@ PeerNews NodeGroup::poll(bool readable) {
   // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
   // counted this node lost meanwhile.
   if (gap >= beat_interval()) own_pause_ = gap;
-  if (readable && watch_) {
+  if (readable && tripwire_ && input_waiting(tripwire_->fd())) {
+    news = hear_tripwire();
+    if (news.failure || news.complete) return news;
+  }
+  if (readable && watch_ && (!events_ || input_waiting(watch_->fd()))) {
     news = hear_abort();
     if (news.failure || news.complete) return news;
   }

@@ -1,0 +1,95 @@
+// A launcher that dies is heard at once under etcd too (DESIGN §5). etcd knows a launcher only
+// by its lease, which ends --node-timeout after the last renewal; but a launcher killed, crashed
+// or taken by the OOM killer on a host that lives closes its sockets at once. So each member of
+// a round holds a connection to the store this round's node 0 serves its workers, with a last
+// will there: a member's closed connection sets it (every member hears it), node 0's closing
+// is heard by every member. The first to hear writes the loss as the round's verdict in etcd,
+// where every node reads it. A host that vanishes whole (power, network) still goes by its
+// lease.
+#include <sys/epoll.h>
+
+#include "rendezvous/group_timing.hpp"
+#include "rendezvous/node_group.hpp"
+#include "supervisor/failure_summary.hpp"
+
+namespace aml {
+namespace {
+
+constexpr std::string_view kTripKey = "aml/tripwire";
+
+void watch_for_input(int epoll, int fd) {
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = fd;
+  epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
+}
+
+}  // namespace
+
+void NodeGroup::arm_tripwire() {
+  disarm_tripwire();
+  events_.reset();
+  if (!on_etcd() || !watch_ || agreement_.worker_store_port == 0) return;
+  const bool leader = options_.self.node_rank == 0;
+  if (!leader && agreement_.nodes.empty()) return;
+  const std::string host = leader ? options_.self.addr : agreement_.nodes.front().addr;
+  const std::string member =
+      "the launcher on " + options_.self.host + " (pid " + std::to_string(options_.self.pid) + ")";
+  auto connect = [&] {
+    return StoreClient::connect(host, agreement_.worker_store_port, options_.token,
+                                options_.auth.launcher_credentials(options_.token, member),
+                                group_timing::kShortestReplyTimeout);
+  };
+  // Without them, the lease alone tells a launcher's loss: slower, never wrong.
+  auto listening = connect();
+  if (!listening || !listening->start_get(kTripKey, watch_interval())) return;
+  if (!leader) {  // node 0's will would fire in its own store, which goes with it
+    auto will = connect();
+    if (!will) return;
+    JobFailure died = lost_node(options_.self.node_rank,
+                                "it died (its connection to round " + std::to_string(round_) +
+                                    "'s node 0 closed)");
+    died.time.clear();  // not known when it is written
+    if (!will->set_last_will(kTripKey, to_json(died))) return;
+    tripwire_will_.emplace(std::move(*will));
+  }
+  tripwire_.emplace(std::move(*listening));
+  events_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  watch_for_input(events_.get(), watch_->fd());
+  watch_for_input(events_.get(), tripwire_->fd());
+}
+
+// The round's descriptor (events_) stays: the supervisor waits on it until the round ends.
+void NodeGroup::disarm_tripwire() {
+  tripwire_.reset();
+  if (!tripwire_will_) return;
+  (void)tripwire_will_->clear_last_will();  // a connection closed on purpose is no loss
+  tripwire_will_.reset();
+}
+
+PeerNews NodeGroup::hear_tripwire() {
+  PeerNews news;
+  auto heard = tripwire_->finish_get();
+  if (heard && !*heard) {  // the long wait ended with nothing: wait again
+    if (!tripwire_->start_get(kTripKey, watch_interval())) disarm_tripwire();
+    return news;
+  }
+  const bool leader = options_.self.node_rank == 0;
+  // The listening connection is done; this launcher's will stays until the next join or its
+  // end takes it back (closed now, it would name this live launcher).
+  tripwire_.reset();
+  std::string verdict;
+  if (heard) {
+    verdict = **heard;  // a member's last will: it died
+  } else if (leader) {
+    return news;  // its own store failed it: the lease still tells
+  } else {
+    JobFailure died = lost_node(0, "it died (its store's connection closed)");
+    verdict = to_json(died);
+  }
+  // First come, first named: the job's verdict is whatever etcd holds first.
+  auto stored = control_->compare_set(key("abort"), "", verdict);
+  return news_of(stored ? *stored : verdict);
+}
+
+}  // namespace aml
