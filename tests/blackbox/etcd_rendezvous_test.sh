@@ -7,7 +7,8 @@
 #    spare, the survivors keep their node ranks, and the job ends 0.
 # 2. etcd unreachable at the start: a clear error naming the endpoints after --rdzv-timeout.
 # 3. etcd unreachable (every member stopped) for longer than --node-timeout while the workers
-#    run: every node stops, and each names etcd as the job's loss.
+#    run: every node stops, and each names etcd as the job's loss. A launcher paused (its
+#    connections open) is lost when its lease ends; a killed one (above) is heard at once.
 # 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
 #    result.
 # 5. --hang-timeout across nodes through etcd: node 0's ranks done, node 1's silent: both nodes
@@ -98,6 +99,11 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 got=$(ls "$WORK"/$J.rank.*.1 2>/dev/null | wc -l)
 check "etcd: node 0's host SIGKILLed: round 1 has three nodes with the spare ($got, $ms ms from the kill; --node-timeout 3 s)" \
   [ "$got" = 3 ] || show $J
+check "etcd: the killed launcher was heard at once (its closed connection), not after its lease's 3 s ($ms ms)" \
+  [ "$ms" -lt 2500 ]
+check "etcd: the survivors name node 0's launcher as dead" \
+  grep -q "node 0 .*it died (its store's connection closed)\|node 0 .*it died" $(for h in $survivors; do echo "$WORK/$J.out.$h"; done) ||
+  show $J
 kept=1
 for h in $survivors; do [ "$(rank_of $J "$h" 0)" = "$(rank_of $J "$h" 1)" ] || kept=0; done
 check "etcd: the survivors keep their node ranks; the spare takes node rank 0" \
@@ -140,6 +146,25 @@ check "etcd stopped while the workers run: both nodes stop ($s3 $s4, $ms ms; --n
 check "etcd stopped: each node names etcd as the job's loss" bash -c \
   "grep -q 'rendezvous was lost: etcd at $ENDPOINTS' '$WORK/$J.out.3' &&
    grep -q 'rendezvous was lost: etcd at $ENDPOINTS' '$WORK/$J.out.4'" || show $J
+
+# --- 3b. A launcher paused (SIGSTOP: its connections stay open) is lost by its lease alone.
+J=pause
+CMD=("$WORK/worker.sh")
+ARGS=(--nnodes 2 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "pause-$$"
+  --nproc-per-node 1 --node-timeout 3 --rdzv-timeout 20)
+start $J 3 no_env "${ARGS[@]}" --node-rank 0
+start $J 4 no_env "${ARGS[@]}" --node-rank 1
+wait_file "$WORK/$J.rank.3.0" 20 && wait_file "$WORK/$J.rank.4.0" 5
+paused=$(grep -l -s -a "LAUNCHER=$MARK-$J-4\b" /proc/[0-9]*/environ | cut -d/ -f3)
+t0=$(date +%s%N)
+kill -STOP $paused 2>/dev/null
+s3=$(wait_status $J 3 30)
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -KILL $paused 2>/dev/null
+check "etcd: node 1 paused: node 0 stops after its lease ends, not before (exit $s3 after $ms ms; --node-timeout 3 s)" \
+  bash -c "[ -n '$s3' ] && [ '$s3' != 0 ] && [ $ms -ge 1900 ] && [ $ms -lt 12000 ]" || show $J
+check "etcd: node 0 names node 1's lease" grep -q "node 1 .*its etcd lease ended" "$WORK/$J.out.3" ||
+  show $J
 
 # --- 4. torch gloo, a checkpoint each step, through the loss of node 0 under etcd.
 J=tc
