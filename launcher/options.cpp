@@ -296,9 +296,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   app.add_option("--node-timeout", raw.node_timeout,
                  "Multi-node: seconds a node may be silent (a paused VM, a starved host) before "
                  "the job counts it lost (default 60: Azure pauses VMs for up to 30 s for host "
-                 "maintenance); a launcher that dies is noticed at once, whatever this is, on "
-                 "node 0's store; under etcd this is each launcher's lease, so a death too is "
-                 "noticed after it");
+                 "maintenance); a launcher that dies is noticed at once, whatever this is (under "
+                 "etcd this is also each launcher's lease: a host gone whole is lost when it "
+                 "ends)");
   app.add_option("--hang-timeout", raw.hang_timeout,
                  "Seconds without progress anywhere (no rank wrote output or called "
                  "aml_launch.progress()) after which the job counts as hung: every rank is "
