@@ -13,8 +13,12 @@ using nlohmann::json;
 
 // A member that cannot serve now (lost, no leader, overloaded) is left for the next one.
 constexpr std::chrono::milliseconds kRetryPause{100};
-// A unary call on one member gives up after this, so that a lost member costs little.
-constexpr std::chrono::milliseconds kMemberTry{2000};
+// A unary call on one member gives up after a quarter of the lease (within these bounds), so
+// that a lost member costs little: a member without a leader (its leader just lost, an
+// election under way) holds a keepalive until one is elected, and the lease must still be
+// renewed through another member in time.
+constexpr std::chrono::milliseconds kShortestMemberTry{500};
+constexpr std::chrono::milliseconds kLongestMemberTry{2000};
 // Once etcd was found unreachable: how long a call tries until a member answers again.
 constexpr std::chrono::milliseconds kUnreachableTry{500};
 
@@ -113,7 +117,12 @@ Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
 
 EtcdSession::~EtcdSession() {
   if (lease_.empty()) return;
-  (void)call("/v3/lease/revoke", {{"ID", lease_}}, Clock::now() + kMemberTry);
+  (void)call("/v3/lease/revoke", {{"ID", lease_}}, Clock::now() + kLongestMemberTry);
+}
+
+std::chrono::milliseconds EtcdSession::member_try() const {
+  return std::clamp<std::chrono::milliseconds>(options_.lease_ttl / 4, kShortestMemberTry,
+                                               kLongestMemberTry);
 }
 
 std::string EtcdSession::endpoints_text() const {
@@ -155,7 +164,7 @@ Result<json> EtcdSession::call(const std::string& path, const json& request,
   for (int attempt = 0;; ++attempt) {
     if (!unary_) {
       auto opened = open(options_.endpoints[current_ % members],
-                         std::min(deadline, Clock::now() + kMemberTry));
+                         std::min(deadline, Clock::now() + member_try()));
       if (opened) {
         unary_.emplace(std::move(*opened));
         local_address_ = unary_->local_address();
@@ -166,7 +175,7 @@ Result<json> EtcdSession::call(const std::string& path, const json& request,
       }
     }
     if (unary_) {
-      auto answer = unary_->post(path, body, std::min(deadline, Clock::now() + kMemberTry));
+      auto answer = unary_->post(path, body, std::min(deadline, Clock::now() + member_try()));
       if (answer) {
         auto parsed = json::parse(answer->body, nullptr, false);
         if (parsed.is_discarded() || !parsed.is_object()) {
@@ -219,7 +228,7 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
   std::string last_error = "no member tried";
   const std::size_t members = options_.endpoints.size();
   for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
-    const auto try_until = std::min(deadline, Clock::now() + kMemberTry);
+    const auto try_until = std::min(deadline, Clock::now() + member_try());
     auto opened = open(options_.endpoints[(current_ + tried) % members], try_until);
     if (!opened && opened.error().variable == kTlsRefusal) {
       return opened.error();

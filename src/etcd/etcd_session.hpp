@@ -71,6 +71,8 @@ class EtcdSession {
   std::string endpoints_text() const;
   std::string local_address() const { return local_address_; }
   std::chrono::milliseconds lease_ttl() const { return options_.lease_ttl; }
+  // How long a call waits on one member before it moves on to the next.
+  std::chrono::milliseconds member_try() const;
 
   static constexpr std::string_view kWills = "wills/";
   static constexpr std::string_view kClearedWill = "cleared";

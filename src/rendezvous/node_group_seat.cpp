@@ -3,6 +3,7 @@
 // node rank, or "spare": it waits for the next round). Under etcd, a launcher that finds nobody
 // giving a round's seats (or the one who claimed it lost) gives them itself. And the job's
 // end, told to the launchers still waiting.
+#include <algorithm>
 #include <cstdio>
 
 #include "rendezvous/elastic_keys.hpp"
@@ -55,7 +56,10 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       if (coordinates(round)) return decide_members(round);
       // Node 0 writes the count when it seated the round, or the end mark when the job
       // ended; the end key is also read after each long wait, for a slot taken after that.
-      auto looked = control_->get(elastic_key(round, "counted"), kSeatWait);
+      // Under etcd each look is a read and a watch of etcd's for every waiting launcher; a
+      // coordinator lost meanwhile is known only when its lease ends (--node-timeout) anyway.
+      const milliseconds wait = on_etcd() ? std::max(kSeatWait, options_.node_timeout) : kSeatWait;
+      auto looked = control_->get(elastic_key(round, "counted"), wait);
       if (!looked) {
         Error error = looked.error();
         error.expected += on_etcd()
