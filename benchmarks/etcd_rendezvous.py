@@ -9,7 +9,8 @@ hosts: 4 network-namespace hosts (tests/cluster/netns_cluster.sh) run a job of 3
   ends (TTL = --node-timeout); node 0's store notices a closed connection at once, but node 0's
   own loss ends a job there, so node 0 is lost only under etcd. Beside them, torchrun's best
   with a lost node 0: its etcd-v2 backend (python3-etcd, etcd's v2 API: --enable-v2) with
-  Debian's torch, --monitor_interval 0.1 and last_call_timeout=1; a lost node is noticed by
+  Debian's torch (torchrun_fixed.py: its one Python 3.11 break mended), --monitor_interval 0.1
+  and last_call_timeout=1; a lost node is noticed by
   its heartbeats there (5 s apart, 3 missed: fixed in torch 1.13's dynamic rendezvous).
 scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in a network
   namespace of their own, etcd's three members on its loopback: round 0's rendezvous (from the
@@ -183,7 +184,7 @@ def torchrun_trial(worker, net, endpoints, trial):
         agents.append(subprocess.Popen(
             ["bash", f"{TESTS}/netns_cluster.sh", "exec", net, str(host), "env", "-i",
              "PATH=/usr/bin:/bin", f"W={work}", f"HOST={i}", f"AML_SCALE_MARK={mark}",
-             "/usr/bin/python3", "-m", "torch.distributed.run", "--nnodes", "3:3",
+             "/usr/bin/python3", os.path.join(HERE, "torchrun_fixed.py"), "--nnodes", "3:3",
              "--nproc_per_node", "1", "--rdzv_backend", "etcd-v2",
              "--rdzv_endpoint", endpoints.split(",")[0], "--rdzv_id", f"torchrun-{mark}",
              "--rdzv_conf", "last_call_timeout=1", "--max_restarts", "1",
@@ -202,12 +203,12 @@ def torchrun_trial(worker, net, endpoints, trial):
     victim = ranks[0]
     killed_wall, killed = time.time(), time.perf_counter()
     kill_tree(agents[victim].pid)
-    while len(up_since(work, killed_wall) - {str(victim)}) < 3:
-        if time.perf_counter() - killed > 180:
-            raise SystemExit("torchrun's next round did not form within 180 s: " +
-                             open(f"{work}/node.{ranks[1]}.err").read()[-2000:])
+    replaced = None  # the next round did not form within 90 s
+    while time.perf_counter() - killed < 90:
+        if len(up_since(work, killed_wall) - {str(victim)}) >= 3:
+            replaced = time.perf_counter() - killed
+            break
         time.sleep(0.01)
-    replaced = time.perf_counter() - killed
     for agent in agents:
         kill_tree(agent.pid)
     for pid in sn.marked(f"AML_SCALE_MARK={mark}".encode()):
@@ -237,11 +238,15 @@ def hosts(aml, trials):
               "of round 1 running | the spare took the lost rank |")
         print("|---|---|---:|---:|---|")
         for (backend, rank), runs in results.items():
+            if runs[0][0] is None:  # torchrun: neither noticed nor ranks are aml-launch's to read
+                formed = [r[1] for r in runs if r[1] is not None]
+                each = ", ".join("none in 90 s" if r[1] is None else f"{r[1]:.2f}" for r in runs)
+                done = f"{statistics.median(formed):.2f} s" if formed else "-"
+                print(f"| {backend} | node {rank} | - | {done} ({each}; {len(formed)} of "
+                      f"{len(runs)} formed) | - |")
+                continue
             done = statistics.median(r[1] for r in runs)
             each = ", ".join(f"{r[1]:.2f}" for r in runs)
-            if runs[0][0] is None:  # torchrun: neither noticed nor ranks are aml-launch's to read
-                print(f"| {backend} | node {rank} | - | {done:.2f} s ({each}) | - |")
-                continue
             seen = statistics.median(r[0] for r in runs)
             took = sum(r[2] for r in runs)
             print(f"| {backend} | node {rank} | {seen:.2f} s | {done:.2f} s ({each}) | "
@@ -280,7 +285,10 @@ def loopback_etcd(work):
 def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout):
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
-    mark = f"{os.getpid()}-{backend}-{n}"
+    # A job id of its own each trial: a job id used again right after its last run ended
+    # starts a new generation of keys, and launchers starting while the last run's are still
+    # writing its end may split between two (README: what is still weak).
+    mark = f"{os.getpid()}-{backend}-{n}-{time.monotonic_ns()}"
     worker = es.noted_sleep(work)
     port = sn.free_port()
     rdzv = (["--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints] if backend == "etcd"
