@@ -223,9 +223,10 @@ Result<std::int64_t> EtcdRendezvous::wait_count(std::string_view count_key, std:
   for (;;) {
     // What has come is read without waiting; then, below the count asked for, until the
     // deadline (tending the lease on the way).
-    const auto step = count_ > above ? Clock::now()
-                                     : std::min({deadline, session_->next_keep_alive(),
-                                                 Clock::now() + kLongestStep});
+    const auto step =
+        count_ > above
+            ? Clock::now()
+            : std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
     auto message = count_watch_->next_message(step);
     if (!message) {  // its member was lost: read again and watch on another
       if (auto watching = watch_count(count_key); !watching) return watching.error();

@@ -196,7 +196,7 @@ class NodeGroup : public PeerLink {
   // own (a connection that waits takes no other request, so the will could not be taken back).
   std::optional<StoreClient> tripwire_;
   std::optional<StoreClient> tripwire_will_;
-  UniqueFd events_;                            // etcd: watch_'s and tripwire_'s descriptors
+  UniqueFd events_;  // etcd: watch_'s and tripwire_'s descriptors
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
   bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare

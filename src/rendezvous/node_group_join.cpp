@@ -15,7 +15,7 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
-  disarm_tripwire();  // the last round's (arm_tripwire makes the round's descriptor anew)
+  disarm_tripwire();          // the last round's (arm_tripwire makes the round's descriptor anew)
   int restarts_used = round;  // a fixed-size job restarts only after a failure
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on

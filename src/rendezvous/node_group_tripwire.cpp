@@ -46,9 +46,9 @@ void NodeGroup::arm_tripwire() {
   if (!leader) {  // node 0's will would fire in its own store, which goes with it
     auto will = connect();
     if (!will) return;
-    JobFailure died = lost_node(options_.self.node_rank,
-                                "it died (its connection to round " + std::to_string(round_) +
-                                    "'s node 0 closed)");
+    JobFailure died =
+        lost_node(options_.self.node_rank, "it died (its connection to round " +
+                                               std::to_string(round_) + "'s node 0 closed)");
     died.time.clear();  // not known when it is written
     if (!will->set_last_will(kTripKey, to_json(died))) return;
     tripwire_will_.emplace(std::move(*will));
