@@ -18,14 +18,13 @@ namespace aml {
 
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,
-                                 const RendezvousBackend& backend_asked) {
+                                 const RendezvousBackend& backend) {
   PlanInputs inputs;
-  const RendezvousBackend* backend = &backend_asked;
   if (joins_group(options, topology)) {
     inputs.store_auth = StoreAuthPlan{auth.mode(), auth.description()};
-    const bool on_etcd = backend->kind == RendezvousBackend::Kind::etcd;
-    inputs.rendezvous = RendezvousPlan{backend->name(), backend->endpoints, backend->loss_means(),
-                                       on_etcd ? backend->access.describe() : ""};
+    const bool on_etcd = backend.kind == RendezvousBackend::Kind::etcd;
+    inputs.rendezvous = RendezvousPlan{backend.name(), backend.endpoints, backend.loss_means(),
+                                       on_etcd ? backend.access.describe() : ""};
   }
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);
@@ -63,7 +62,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   if (topology.elastic) {
     ElasticPlan elastic;
     const LocalHost here = local_host(topology.master_addr);
-    const bool on_etcd = backend->kind == RendezvousBackend::Kind::etcd;
+    const bool on_etcd = backend.kind == RendezvousBackend::Kind::etcd;
     elastic.serves_store = here.local && !on_etcd;
     elastic.serves_reason = on_etcd ? "etcd holds the rendezvous: no node serves it" : here.reason;
     elastic.last_call_seconds = options.rdzv_last_call_seconds;

@@ -11,9 +11,9 @@
 
 namespace aml {
 
-// `rendezvous`: the backend asked for (rendezvous_backend_for).
+// `backend`: the rendezvous backend asked for (rendezvous_backend_for).
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,
-                                 const RendezvousBackend& rendezvous);
+                                 const RendezvousBackend& backend);
 
 }  // namespace aml

@@ -15,25 +15,12 @@
 #include <memory>
 #include <utility>
 
+#include "etcd/socket_wait.hpp"
+
 namespace aml::etcd {
 namespace {
 
 constexpr std::size_t kMaxAnswer = 64u << 20;  // a range of thousands of keys stays far below
-
-int ms_until(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  return static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30));
-}
-
-// Waits for `events` on fd until the deadline: false when it passed.
-bool ready(int fd, short events, Clock::time_point deadline) {
-  pollfd p{fd, events, 0};
-  for (;;) {
-    int n = poll(&p, 1, ms_until(deadline));
-    if (n < 0 && errno == EINTR) continue;
-    return n > 0;
-  }
-}
 
 // A non-blocking connect that gives up at the deadline (a host that is gone does not answer).
 Result<int> connect_by(const addrinfo& a, Clock::time_point deadline, std::string& why) {

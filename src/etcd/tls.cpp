@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstring>
 
+#include "etcd/socket_wait.hpp"
 #include "util/shared_library.hpp"
 
 namespace aml::etcd {
@@ -116,12 +117,6 @@ bool is_ip_address(const std::string& host) {
   return inet_pton(AF_INET, host.c_str(), raw) == 1 || inet_pton(AF_INET6, host.c_str(), raw) == 1;
 }
 
-int ms_until(TlsStream::Clock::time_point deadline) {
-  auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - TlsStream::Clock::now());
-  return static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30));
-}
-
 }  // namespace
 
 Result<std::shared_ptr<TlsContext>> TlsContext::create(const std::string& ca_file,
@@ -182,11 +177,9 @@ Result<std::unique_ptr<TlsStream>> TlsStream::connect(std::shared_ptr<TlsContext
     if (result == 1) return stream;
     const int error = a.SSL_get_error(ssl, result);
     if (error == kWantRead || error == kWantWrite) {
-      pollfd p{fd, static_cast<short>(error == kWantRead ? POLLIN : POLLOUT), 0};
-      int n;
-      do n = poll(&p, 1, ms_until(deadline));
-      while (n < 0 && errno == EINTR);
-      if (n == 0) return invalid("etcd", where, "a TLS handshake in time");
+      if (!ready(fd, error == kWantRead ? POLLIN : POLLOUT, deadline)) {
+        return invalid("etcd", where, "a TLS handshake in time");
+      }
       continue;
     }
     if (long verified = a.SSL_get_verify_result(ssl); verified != 0) {

@@ -13,14 +13,9 @@ namespace aml {
 using std::chrono::milliseconds;
 using namespace group_timing;
 
-namespace {
-
-// Who a launcher is, for the store's log of refusals.
-std::string member_name(const NodeInfo& self) {
+std::string NodeGroup::member_name(const NodeInfo& self) {
   return "the launcher on " + self.host + " (pid " + std::to_string(self.pid) + ")";
 }
-
-}  // namespace
 
 // Node 0's store: node 0 serves it (elastic: the node at the endpoint, or on one host the
 // first to take the port) and every node connects to it. etcd: every node holds a session.

@@ -120,6 +120,7 @@ class NodeGroup : public PeerLink {
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
             std::unique_ptr<RendezvousClient> control, Dialer dial);
   static bool is_loopback(const std::string& host);
+  static std::string member_name(const NodeInfo& self);  // who a launcher is, for a store's log
   static Result<Dialer> dialer_for(GroupOptions& options, std::unique_ptr<StoreHost>& host);
   std::string key(const std::string& name) const;  // this round's key
   std::string round_name() const;                  // "round 0 of run X", for errors

@@ -33,8 +33,7 @@ void NodeGroup::arm_tripwire() {
   const bool leader = options_.self.node_rank == 0;
   if (!leader && agreement_.nodes.empty()) return;
   const std::string host = leader ? options_.self.addr : agreement_.nodes.front().addr;
-  const std::string member =
-      "the launcher on " + options_.self.host + " (pid " + std::to_string(options_.self.pid) + ")";
+  const std::string member = member_name(options_.self);
   auto connect = [&] {
     return StoreClient::connect(host, agreement_.worker_store_port, options_.token,
                                 options_.auth.launcher_credentials(options_.token, member),
