@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string_view>
 
@@ -37,15 +39,22 @@ aml::store::StoreServer& server() {
 // A connection that ends with a reset, not in TIME_WAIT, from a loopback address of its own
 // (127.1.x.y, one after another): a minute of runs would otherwise use up the ephemeral ports,
 // the server's side of the connections it closed first lingering in TIME_WAIT (seen at 14k
-// runs on a busy machine).
+// runs on a busy machine). A connect that libFuzzer's timeout alarm interrupts (EINTR: its
+// SIGALRM handler has no SA_RESTART, and on a busy machine the loopback handshake can sleep)
+// is tried again on a fresh socket (seen once at 21k runs beside a parallel build).
 int connect_to(int port) {
   static std::uint32_t next_source = 0;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int error = 0;
   for (int attempt = 0; attempt < 100; ++attempt) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      error = errno;  // out of descriptors: the server kept connections it should have closed
+      break;
+    }
     linger reset{1, 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
     sockaddr_in source{};
@@ -53,10 +62,14 @@ int connect_to(int port) {
     source.sin_addr.s_addr = htonl(0x7f010001u + (next_source++ % 60000u));
     (void)bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof(source));
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) return fd;
+    error = errno;
     close(fd);
-    if (errno != EADDRNOTAVAIL) break;
+    if (error == EINTR) continue;
+    if (error != EADDRNOTAVAIL) break;
     usleep(10000);  // ports still closing: not the server's doing
   }
+  std::fprintf(stderr, "fuzz_store_handshake: cannot connect to the server: %s\n",
+               std::strerror(error));
   __builtin_trap();  // the server's listener stopped taking connections
 }
 
