@@ -15,13 +15,16 @@ hosts: 4 network-namespace hosts (tests/cluster/netns_cluster.sh) run a job of 3
 scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in a network
   namespace of their own, etcd's three members on its loopback: round 0's rendezvous (from the
   last launcher's start until every worker runs) with node 0's store and with etcd, then under
-  etcd node 0 lost and the time until every worker of round 1 runs.
+  etcd node 0 lost and the time until every worker of round 1 runs. Beside it, etcd's load in
+  each phase (its /metrics): its members' CPU seconds and its calls per launcher.
 
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
            [--node-timeout S] N [N ...]   (as root; K trials alternating the backends, medians)
 """
+import collections
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -282,7 +286,31 @@ def loopback_etcd(work):
     return procs, ",".join(endpoints)
 
 
-def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout):
+ETCD_CALLS = ("Put", "Txn", "Range", "Watch", "LeaseKeepAlive")
+
+
+def etcd_load(members, endpoints):
+    """(CPU seconds of etcd's members so far, {gRPC method: calls handled} summed over them)."""
+    cpu = 0.0
+    for p in members:
+        fields = open(f"/proc/{p.pid}/stat").read().rsplit(")", 1)[1].split()
+        cpu += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    calls = collections.Counter()
+    for endpoint in endpoints.split(","):
+        text = urllib.request.urlopen(f"http://{endpoint}/metrics", timeout=10).read().decode()
+        for m in re.finditer(r'grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*\} (\d+)',
+                             text):
+            calls[m.group(1)] += int(m.group(2))
+    return cpu, calls
+
+
+def load_since(before, members, endpoints, n):
+    """etcd's CPU seconds and its calls per launcher since `before`."""
+    cpu, calls = etcd_load(members, endpoints)
+    return cpu - before[0], {c: (calls[c] - before[1][c]) / (n + 1) for c in ETCD_CALLS}
+
+
+def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members):
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
     # A job id of its own each trial: a job id used again right after its last run ended
@@ -293,7 +321,8 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout):
     port = sn.free_port()
     rdzv = (["--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints] if backend == "etcd"
             else ["--rdzv-endpoint", f"127.0.0.1:{port}"])
-    launchers = []
+    launchers, load = [], []
+    before = etcd_load(members, endpoints)
     for node in range(n + 1):
         launchers.append(subprocess.Popen(
             [aml, "--nnodes", f"{n}:{n}", "--nproc-per-node", "1", "--rdzv-id", f"s-{mark}",
@@ -310,13 +339,16 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout):
                              open(f"{work}/node.0.err").read()[-2000:])
         time.sleep(0.05)
     rendezvous = time.perf_counter() - last_started
+    load.append(load_since(before, members, endpoints, n))
     replaced = None
     if lose_node0:
         time.sleep(1)
+        before = etcd_load(members, endpoints)
         replaced = lose_and_replace(work, launchers, n, 0, 0.05)
+        load.append(load_since(before, members, endpoints, n))
     stop_all(launchers, mark)
     shutil.rmtree(work, ignore_errors=True)
-    return rendezvous, replaced
+    return rendezvous, replaced, load
 
 
 def scale(aml, sizes, trials, node_timeout):
@@ -333,11 +365,14 @@ def scale(aml, sizes, trials, node_timeout):
         print("| nodes | rendezvous, node 0's store | rendezvous, etcd | ratio | etcd: node 0 "
               "lost → noticed | → every worker of round 1 running |")
         print("|---:|---:|---:|---:|---:|---:|")
+        loads = {n: [] for n in sizes}
         for n in sizes:
             stores, etcds, seen, done = [], [], [], []
             for _ in range(trials):
-                store, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout)
-                etcd, lost = scale_trial(aml, n, "etcd", endpoints, True, node_timeout)
+                store, _, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout, procs)
+                etcd, lost, load = scale_trial(aml, n, "etcd", endpoints, True, node_timeout,
+                                               procs)
+                loads[n].append(load)
                 stores.append(store)
                 etcds.append(etcd)
                 seen.append(lost[0])
@@ -347,6 +382,18 @@ def scale(aml, sizes, trials, node_timeout):
             print(f"| {n} | {med(stores):.2f} s ({each(stores)}) | {med(etcds):.2f} s "
                   f"({each(etcds)}) | {med(etcds) / med(stores):.2f}x | {med(seen):.2f} s "
                   f"({each(seen)}) | {med(done):.2f} s ({each(done)}) |", flush=True)
+        # What etcd did for it: where its time goes (the members share the launchers' cores).
+        print("\netcd's load, medians: CPU seconds of its three members, and calls per launcher")
+        print("| nodes | phase | etcd CPU | " + " | ".join(ETCD_CALLS) + " |")
+        print("|---:|---|---:|" + "---:|" * len(ETCD_CALLS))
+        for n in sizes:
+            for i, phase in enumerate(("round 0's rendezvous (from the first start)",
+                                       "node 0 lost → round 1 running")):
+                cpu = statistics.median(trial[i][0] for trial in loads[n])
+                calls = [statistics.median(trial[i][1][c] for trial in loads[n])
+                         for c in ETCD_CALLS]
+                print(f"| {n} | {phase} | {cpu:.1f} s | " +
+                      " | ".join(f"{c:.1f}" for c in calls) + " |")
     finally:
         for p in procs:
             p.kill()

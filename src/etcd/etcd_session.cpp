@@ -346,6 +346,8 @@ Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
 
 // A will's key is deleted when its launcher's lease ends; its value (prev_kv) says what to
 // set. Every launcher that sees it sets it where absent: the first one does, the rest find it.
+// A read comes before the write: launchers tend their leases at times of their own, so most
+// find the key set, and a thousand launchers do not make a thousand raft rounds of one will.
 Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
   while (wills_) {
     auto message = wills_->next_message(Clock::now());
@@ -362,10 +364,12 @@ Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
       if (event.put || event.previous.empty() || event.previous == kClearedWill) continue;
       auto will = json::parse(event.previous, nullptr, false);
       if (!will.is_object()) continue;
-      const std::string key = full_key(will.value("key", std::string()));
-      json put = {{"key", to_base64(key)},
-                  {"value", to_base64(will.value("value", std::string()))}};
-      json txn = {{"compare", json::array({{{"key", to_base64(key)},
+      const std::string key = to_base64(full_key(will.value("key", std::string())));
+      auto present = call("/v3/kv/range", {{"key", key}, {"count_only", true}}, deadline);
+      if (!present) return present.error();
+      if (number_of(*present, "count") > 0) continue;
+      json put = {{"key", key}, {"value", to_base64(will.value("value", std::string()))}};
+      json txn = {{"compare", json::array({{{"key", key},
                                             {"target", "CREATE"},
                                             {"result", "EQUAL"},
                                             {"create_revision", "0"}}})},

@@ -134,7 +134,7 @@ class NodeGroup : public PeerLink {
   Result<Agreement> take_seat(int round);
   // Under etcd: whether this launcher gives the seats of `round` (it claimed it first, and
   // the round before it has ended). Node 0's store's host always does.
-  bool coordinates(int round);
+  bool coordinates(int round, bool first_look);
   // What the round before `round` left: its seats (launcher id -> node rank), the restarts
   // used (a failed round counts one), and the launcher it lost (not waited for).
   struct LastRound {
@@ -184,6 +184,7 @@ class NodeGroup : public PeerLink {
   void arm_tripwire();
   void disarm_tripwire();  // its leaving is no loss: the will cleared, the connection closed
   PeerNews hear_tripwire();
+  PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
   // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
   PeerNews news_of(const std::string& verdict);
 
@@ -197,6 +198,8 @@ class NodeGroup : public PeerLink {
   // own (a connection that waits takes no other request, so the will could not be taken back).
   std::optional<StoreClient> tripwire_;
   std::optional<StoreClient> tripwire_will_;
+  std::optional<std::string> heard_verdict_;  // heard on the tripwire, not yet in etcd
+  std::chrono::steady_clock::time_point write_heard_at_;
   UniqueFd events_;  // etcd: watch_'s and tripwire_'s descriptors
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)

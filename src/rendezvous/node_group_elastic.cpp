@@ -71,9 +71,12 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
 
 // Under etcd no launcher is node 0 for good: the first to claim a round gives its seats. Not
 // before the round ahead of it has ended (its members would be missing), and not while its
-// claimant lives (the claim goes with its lease: a waiting launcher takes over).
-bool NodeGroup::coordinates(int round) {
+// claimant lives (the claim goes with its lease: a waiting launcher takes over). When a round
+// ends, all its members look at once: its first node ranks claim the next one at once, the
+// others at their next look (a thousand claims of one key would be a thousand raft rounds).
+bool NodeGroup::coordinates(int round, bool first_look) {
   if (!on_etcd()) return false;
+  if (first_look && round_ >= 0 && options_.self.node_rank > kFirstClaimants) return false;
   if (launcher_id_ < 0) {
     auto id = control_->add(kIdsKey, 1);
     if (!id) return false;

@@ -265,6 +265,7 @@ PeerNews NodeGroup::poll(bool readable) {
     if (news.failure || news.complete) return news;
   }
   const auto now = Clock::now();
+  if (heard_verdict_ && now >= write_heard_at_) return write_heard();  // nobody wrote it
   if (now < next_tick_) return news;
   next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
   // Under etcd node 0 holds a lease like every node: it beats too.

@@ -51,9 +51,9 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       return set.error();
     }
     std::optional<std::string> counted;
-    while (!counted || *counted == kEndedMark) {
+    for (bool first_look = true; !counted || *counted == kEndedMark; first_look = false) {
       // etcd: nobody gives this round's seats yet, or the one who claimed it was lost.
-      if (coordinates(round)) return decide_members(round);
+      if (coordinates(round, first_look)) return decide_members(round);
       // Node 0 writes the count when it seated the round, or the end mark when the job
       // ended; the end key is also read after each long wait, for a slot taken after that.
       // Under etcd each look is a read and a watch of etcd's for every waiting launcher; a

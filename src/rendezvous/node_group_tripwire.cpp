@@ -16,6 +16,9 @@ namespace aml {
 namespace {
 
 constexpr std::string_view kTripKey = "aml/tripwire";
+// Node ranks 0 to this write a loss they hear at once; the rest after the grace, if nobody has.
+constexpr int kFirstWriters = 2;
+constexpr std::chrono::milliseconds kFirstWritersGrace{300};
 
 void watch_for_input(int epoll, int fd) {
   epoll_event event{};
@@ -61,6 +64,7 @@ void NodeGroup::arm_tripwire() {
 // The round's descriptor (events_) stays: the supervisor waits on it until the round ends.
 void NodeGroup::disarm_tripwire() {
   tripwire_.reset();
+  heard_verdict_.reset();
   if (!tripwire_will_) return;
   (void)tripwire_will_->clear_last_will();  // a connection closed on purpose is no loss
   tripwire_will_.reset();
@@ -86,7 +90,22 @@ PeerNews NodeGroup::hear_tripwire() {
     JobFailure died = lost_node(0, "it died (its store's connection closed)");
     verdict = to_json(died);
   }
-  // First come, first named: the job's verdict is whatever etcd holds first.
+  // Every member hears it at the same moment: the round's first few write the verdict at
+  // once, the others give them a moment to (their write comes on the watch), not a thousand
+  // raft rounds for one key.
+  heard_verdict_ = verdict;
+  if (options_.self.node_rank > kFirstWriters) {
+    write_heard_at_ = Clock::now() + kFirstWritersGrace;
+    next_tick_ = std::min(next_tick_, write_heard_at_);
+    return news;
+  }
+  return write_heard();
+}
+
+// First come, first named: the job's verdict is whatever etcd holds first.
+PeerNews NodeGroup::write_heard() {
+  const std::string verdict = *heard_verdict_;
+  heard_verdict_.reset();
   auto stored = control_->compare_set(key("abort"), "", verdict);
   return news_of(stored ? *stored : verdict);
 }

@@ -8,7 +8,9 @@
 # 2. etcd unreachable at the start: a clear error naming the endpoints after --rdzv-timeout.
 # 3. etcd unreachable (every member stopped) for longer than --node-timeout while the workers
 #    run: every node stops, and each names etcd as the job's loss. A launcher paused (its
-#    connections open) is lost when its lease ends; a killed one (above) is heard at once.
+#    connections open) is lost when its lease ends; a killed one (above) is heard at once,
+#    also where the node ranks that write what they hear at once are paused; an elastic job
+#    that loses the node ranks that claim the next round at once runs it with those left.
 # 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
 #    result.
 # 5. --hang-timeout across nodes through etcd: node 0's ranks done, node 1's silent: both nodes
@@ -165,6 +167,47 @@ check "etcd: node 1 paused: node 0 stops after its lease ends, not before (exit 
   bash -c "[ -n '$s3' ] && [ '$s3' != 0 ] && [ $ms -ge 1900 ] && [ $ms -lt 12000 ]" || show $J
 check "etcd: node 0 names node 1's lease" grep -q "node 1 .*its etcd lease ended" "$WORK/$J.out.3" ||
   show $J
+
+# --- 3c. Node 0 killed while node ranks 1 and 2 (who write a loss they hear at once) are
+# paused: ranks 3 and 4 hear it too, wait their grace for them, then write it themselves, well
+# before any lease ends.
+J=grace
+ARGS=(--nnodes 5 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "grace-$$"
+  --nproc-per-node 1 --node-timeout 3 --rdzv-timeout 20)
+for h in 3 4 5 6 7; do start $J $h no_env "${ARGS[@]}" --node-rank $((h - 3)); done
+for h in 3 4 5 6 7; do wait_file "$WORK/$J.rank.$h.0" 20; done
+paused=$(grep -l -s -a -E "LAUNCHER=$MARK-$J-[45]\b" /proc/[0-9]*/environ | cut -d/ -f3)
+kill -STOP $paused 2>/dev/null
+t0=$(date +%s%N)
+kill_host $J 3
+s6=$(wait_status $J 6 30); s7=$(wait_status $J 7 5)
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -KILL $paused 2>/dev/null
+check "etcd: node 0 killed, node ranks 1 and 2 paused: ranks 3 and 4 stop, not after a lease ($s6 $s7, $ms ms; --node-timeout 3 s)" \
+  bash -c "[ -n '$s6' ] && [ '$s6' != 0 ] && [ '$s6' = '$s7' ] && [ $ms -lt 2500 ]" || show $J
+check "etcd: ranks 3 and 4 name node 0's closed connection" bash -c \
+  "grep -q \"node 0 .*store's connection closed\" '$WORK/$J.out.6' &&
+   grep -q \"node 0 .*store's connection closed\" '$WORK/$J.out.7'" || show $J
+
+# --- 3d. An elastic job loses node ranks 0, 1 and 2 at once (those who claim the next round's
+# seats at once): the two left claim it at their next look and run round 1 by themselves.
+J=claim
+ARGS=(--nnodes 2:5 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "claim-$$"
+  --nproc-per-node 1 --node-timeout 3 --rdzv-timeout 30 --rdzv-last-call 1 --max-restarts 3)
+for h in 3 4 5 6 7; do start $J $h no_env "${ARGS[@]}"; done
+for h in 3 4 5 6 7; do wait_file "$WORK/$J.rank.$h.0" 20; done
+lost=$(for r in 0 1 2; do host_with_rank $J 0 $r; done | tr '\n' ' ')
+left=$(for h in 3 4 5 6 7; do case " $lost" in *" $h "*) ;; *) echo $h ;; esac; done | tr '\n' ' ')
+t0=$(date +%s%N)
+for h in $lost; do kill_host $J "$h"; done
+for h in $left; do wait_file "$WORK/$J.rank.$h.1" 30; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+got=$(cat "$WORK"/$J.rank.*.1 2>/dev/null | cut -d' ' -f1,2 | sort | tr '\n' ' ')
+check "etcd: node ranks 0-2 (hosts $lost) lost at once: the two left (hosts $left) run round 1 as nodes 0 and 1 of 2 ($got; $ms ms; --node-timeout 3 s)" \
+  bash -c "[ '$got' = '0 2 1 2 ' ] && [ $ms -lt 20000 ]" || show $J
+touch "$WORK/$J.finish"
+statuses=$(for h in $left; do wait_status $J "$h" 20; done | tr '\n' ' ')
+check "etcd: that job ends 0 on both ($statuses)" [ "$statuses" = "0 0 " ] || show $J
 
 # --- 4. torch gloo, a checkpoint each step, through the loss of node 0 under etcd.
 J=tc
