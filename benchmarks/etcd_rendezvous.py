@@ -18,11 +18,19 @@ scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in 
   etcd node 0 lost and the time until every worker of round 1 runs. Beside it, etcd's load in
   each phase (its /metrics): its members' CPU seconds and its calls per launcher.
 
+requests: what one request of each kind the rendezvous makes costs etcd (its three members'
+  CPU per request, through the v3 JSON gateway, 30 clients at once on loopback): the unit
+  that the calls per launcher above multiply.
+
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
            [--node-timeout S] N [N ...]   (as root; K trials alternating the backends, medians)
+       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR requests   (as root)
 """
+import base64
 import collections
+import http.client
+import json
 import os
 import re
 import shutil
@@ -31,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -400,10 +409,78 @@ def scale(aml, sizes, trials, node_timeout):
         shutil.rmtree(etcd_work, ignore_errors=True)
 
 
+# --- requests: etcd's CPU per gateway request, by kind.
+def request_body(kind, client, k):
+    def b64(text):
+        return base64.b64encode(text.encode()).decode()
+    key = b64(f"bench/{kind}/{client}/{k}")
+    if kind == "put":
+        return "/v3/kv/put", {"key": key, "value": b64("x" * 40)}
+    if kind == "range":
+        return "/v3/kv/range", {"key": key}
+    if kind == "serializable range":
+        return "/v3/kv/range", {"key": key, "serializable": True}
+    if kind == "txn (create if absent)":
+        return "/v3/kv/txn", {
+            "compare": [{"key": key, "target": "CREATE", "result": "EQUAL", "create_revision": "0"}],
+            "success": [{"request_put": {"key": key, "value": b64("v")}}]}
+    return "/v3/watch", {"create_request": {"key": key}}
+
+
+def request_client(endpoint, kind, client, count):
+    host, port = endpoint.split(":")
+    unary = http.client.HTTPConnection(host, int(port), timeout=30)
+    for k in range(count):
+        path, body = request_body(kind, client, k)
+        if path == "/v3/watch":  # a connection of its own, closed once the watch is created
+            stream = http.client.HTTPConnection(host, int(port), timeout=30)
+            stream.request("POST", path, json.dumps(body))
+            stream.getresponse().fp.readline()
+            stream.close()
+        else:
+            unary.request("POST", path, json.dumps(body))
+            unary.getresponse().read()
+
+
+def requests():
+    sn.in_own_namespace(__file__)
+    work = tempfile.mkdtemp(prefix="aml-etcd-requests-",
+                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    procs, endpoints = loopback_etcd(work)
+    members = endpoints.split(",")
+    clients, each = 30, 100
+    try:
+        print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
+              f"each, spread over the members")
+        print("| request | etcd CPU per request | requests per second |")
+        print("|---|---:|---:|")
+        for kind in ("put", "range", "serializable range", "txn (create if absent)",
+                     "watch (created, then closed)"):
+            cpu_before = etcd_load(procs, endpoints)[0]
+            started = time.perf_counter()
+            threads = [threading.Thread(target=request_client,
+                                        args=(members[c % len(members)], kind, c, each))
+                       for c in range(clients)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            took = time.perf_counter() - started
+            cpu = etcd_load(procs, endpoints)[0] - cpu_before
+            print(f"| {kind} | {cpu / (clients * each) * 1000:.2f} ms | "
+                  f"{clients * each / took:.0f} |", flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     aml = f"{os.path.abspath(sys.argv[1])}/launcher/aml-launch"
     if sys.argv[2] == "hosts":
         hosts(aml, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    elif sys.argv[2] == "requests":
+        requests()
     else:
         args, trials, node_timeout = sys.argv[3:], 1, "10"
         while args and args[0].startswith("--"):

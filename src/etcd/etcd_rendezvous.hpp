@@ -6,6 +6,7 @@
 // other launcher sees the deletion and sets what it says.
 #pragma once
 
+#include <cstdlib>
 #include <memory>
 #include <optional>
 
@@ -19,6 +20,7 @@ class EtcdRendezvous : public RendezvousClient {
   explicit EtcdRendezvous(std::shared_ptr<EtcdSession> session);
 
   Result<bool> set(std::string_view key, std::string_view value) override;
+  std::optional<long> own_number() const override { return std::atol(session_->lease().c_str()); }
   // Transactions of up to 128 puts (etcd's default --max-txn-ops).
   Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) override;
   Result<std::optional<std::string>> get(std::string_view key,
@@ -56,7 +58,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request);
   // The values of these keys now (one range over their common prefix), and the revision read.
   Result<std::vector<std::optional<std::string>>> read(const std::vector<std::string>& keys,
-                                                       long long& revision);
+                                                       long long& revision, bool then_watched);
   void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);

@@ -132,6 +132,7 @@ class NodeGroup : public PeerLink {
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
+  Result<long> launcher_number();
   // Under etcd: whether this launcher gives the seats of `round` (it claimed it first, and
   // the round before it has ended). Node 0's store's host always does.
   bool coordinates(int round, bool first_look);

@@ -77,11 +77,7 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
 bool NodeGroup::coordinates(int round, bool first_look) {
   if (!on_etcd()) return false;
   if (first_look && round_ >= 0 && options_.self.node_rank > kFirstClaimants) return false;
-  if (launcher_id_ < 0) {
-    auto id = control_->add(kIdsKey, 1);
-    if (!id) return false;
-    launcher_id_ = *id;
-  }
+  if (!launcher_number()) return false;
   const std::string claim_key = elastic_key(round, "coordinator");
   auto holder = control_->get(claim_key, milliseconds(0));
   if (!holder || *holder) return false;

@@ -24,12 +24,18 @@ void NodeGroup::waits_as_spare(const std::string& why) {
   said_spare_ = true;
 }
 
+// The job's number for this launcher, once: etcd's lease ID, or the next count of node 0's
+// store (node 0 is 0: the others count from 1).
+Result<long> NodeGroup::launcher_number() {
+  if (launcher_id_ >= 0) return launcher_id_;
+  if (auto own = control_->own_number()) return launcher_id_ = *own;
+  auto id = control_->add(kIdsKey, 1);
+  if (!id) return id.error();
+  return launcher_id_ = *id;
+}
+
 Result<Agreement> NodeGroup::take_seat(int round) {
-  if (launcher_id_ < 0) {
-    auto id = control_->add(kIdsKey, 1);  // node 0 is 0: the others count from 1
-    if (!id) return id.error();
-    launcher_id_ = *id;
-  }
+  if (auto id = launcher_number(); !id) return id.error();
   // While it waits, its death takes it out of the next round (node 0 does not wait for it).
   if (auto will = control_->set_last_will(gone_key(launcher_id_), "1"); !will) return will.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };

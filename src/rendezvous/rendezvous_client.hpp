@@ -65,6 +65,10 @@ class RendezvousClient {
   // rendezvous is known alive. False for a one-way heartbeat (node 0's store).
   virtual Result<bool> heartbeat() = 0;
 
+  // A number no other launcher of the job has, where the rendezvous gives one without a
+  // call (etcd: this launcher's lease ID, never 0); nullopt: the caller counts one (add).
+  virtual std::optional<long> own_number() const { return std::nullopt; }
+
   // For event loops: start_get begins waiting for the key; once fd() is readable, finish_get
   // gives its value (nullopt: nothing yet; start again).
   virtual Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) = 0;

@@ -102,9 +102,12 @@ start() {
   ) 2>/dev/null &
 }
 # A host lost: every process of its launcher (guardian, supervisor) and its workers, at once.
+# Frozen first, then killed: a supervisor that outlived its guardian by a moment would report
+# "its launcher was killed", a stop of the whole job, where a lost host reports nothing.
 kill_host() {  # kill_host JOB HOST
-  local p
-  for p in $(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3); do
-    kill -KILL "$p" 2>/dev/null
-  done
+  local pids
+  pids=$(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3)
+  [ -n "$pids" ] || return 0
+  kill -STOP $pids 2>/dev/null
+  kill -KILL $pids 2>/dev/null
 }
