@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "etcd/http_connection.hpp"
+#include "etcd_server.hpp"
 #include "net/free_port.hpp"
 
 namespace aml::etcd {
@@ -29,50 +30,19 @@ using namespace std::chrono_literals;
 
 class EtcdRendezvousTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("aml-etcd-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir_);
-    const int client = *free_tcp_port(), peer = *free_tcp_port();
-    endpoint_ = "127.0.0.1:" + std::to_string(client);
-    const std::string client_url = "http://" + endpoint_;
-    const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer);
-    pid_ = fork();
-    if (pid_ == 0) {
-      const std::string data = (dir_ / "data").string(), log = (dir_ / "log").string();
-      freopen(log.c_str(), "w", stderr);
-      freopen(log.c_str(), "a", stdout);
-      execlp("etcd", "etcd", "--data-dir", data.c_str(), "--listen-client-urls", client_url.c_str(),
-             "--advertise-client-urls", client_url.c_str(), "--listen-peer-urls", peer_url.c_str(),
-             "--initial-advertise-peer-urls", peer_url.c_str(), "--initial-cluster",
-             ("default=" + peer_url).c_str(), nullptr);
-      _exit(127);
-    }
-    for (int i = 0; i < 100; ++i) {
-      auto session = EtcdSession::start({{endpoint_}, "/probe/", 5s, "", {}}, 100ms);
-      if (session) return;
-      std::this_thread::sleep_for(100ms);
-    }
-  }
-  static void TearDownTestSuite() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    std::filesystem::remove_all(dir_);
-  }
+  static void SetUpTestSuite() { server_ = std::make_unique<EtcdServer>("rendezvous"); }
+  static void TearDownTestSuite() { server_.reset(); }
 
   // A launcher's session under this test's own prefix.
   static std::shared_ptr<EtcdSession> session(std::chrono::milliseconds ttl = 5s) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    auto started =
-        EtcdSession::start({{endpoint_}, std::string("/t/") + test->name() + "/", ttl, "", {}}, 5s);
+    auto started = EtcdSession::start(
+        {{server_->endpoint()}, std::string("/t/") + test->name() + "/", ttl, "", {}}, 5s);
     EXPECT_TRUE(started.ok()) << (started.ok() ? "" : started.error().message());
     return started.ok() ? *started : nullptr;
   }
 
-  static inline pid_t pid_ = -1;
-  static inline std::string endpoint_;
-  static inline std::filesystem::path dir_;
+  static inline std::unique_ptr<EtcdServer> server_;
 };
 
 TEST_F(EtcdRendezvousTest, SetGetAndAnAbsentKeyWithItsTimeout) {
@@ -245,7 +215,8 @@ TEST_F(EtcdRendezvousTest, AWatchedKeyWakesOneDescriptorThatNeverChanges) {
 }
 
 TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
-  auto started = EtcdSession::start({{"127.0.0.1:1", endpoint_}, "/t/passed/", 5s, "", {}}, 5s);
+  auto started =
+      EtcdSession::start({{"127.0.0.1:1", server_->endpoint()}, "/t/passed/", 5s, "", {}}, 5s);
   ASSERT_TRUE(started.ok()) << started.error().message();
   EtcdRendezvous client(*started);
   EXPECT_TRUE(client.set("k", "v").ok());
