@@ -7,7 +7,8 @@
 #    the password is in no command line, no worker's environment and no --dry-run.
 # 2. Each thing missing or wrong is refused within seconds, naming it: plain HTTP, no client
 #    certificate, a CA that does not vouch for etcd, a client certificate of another CA, a wrong
-#    password, no user, a user without rights on the job's keys, a password on the command line.
+#    password, no user, a user without rights on the job's keys, a password on the command line,
+#    no OpenSSL to open.
 # usage: etcd_access_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -93,11 +94,11 @@ check "--dry-run shows no password, not even one from AML_LAUNCH_ETCD_PASSWORD" 
   bash -c "! grep -q -- '$PASSWORD' '$WORK/plan.json'"
 
 # --- 2. Whatever is missing or wrong: exit 2 within seconds, naming it.
-refused() {  # refused NAME PATTERN ARGS...: a lone node of a 2-node job is refused
+refused() {  # [REFUSED_ENV=F] refused NAME PATTERN ARGS...: a lone node of a 2-node job is refused
   local name=$1 pattern=$2 t0 ms status
   shift 2
   t0=$(date +%s%N)
-  start "$name" 3 no_env --nnodes 2 --node-rank 0 --rdzv-backend etcd --rdzv-id "$name-$$" \
+  start "$name" 3 "${REFUSED_ENV:-no_env}" --nnodes 2 --node-rank 0 --rdzv-backend etcd --rdzv-id "$name-$$" \
     --rdzv-timeout 5 --node-timeout 3 "$@"
   status=$(wait_status "$name" 3 30)
   ms=$((($(date +%s%N) - t0) / 1000000))
@@ -121,6 +122,10 @@ refused no-rights "user stranger needs readwrite on the job" --rdzv-endpoint "$H
   --rdzv-conf "cacert=$T/ca.pem,cert=$T/client.pem,key=$T/client.key,user=stranger,password_file=$WORK/password"
 refused password-on-command-line "password_file=FILE or the variable AML_LAUNCH_ETCD_PASSWORD" \
   --rdzv-endpoint "$HTTPS" --rdzv-conf "cacert=$T/ca.pem,user=trainer,password=$PASSWORD"
+printf 'not a library\n' >"$WORK/libssl.so.3"
+no_libssl() { echo AML_TLS_LIBRARY="$WORK/libssl.so.3"; }  # as on an image without OpenSSL
+REFUSED_ENV=no_libssl refused no-libssl "libssl that opens" --rdzv-endpoint "$HTTPS" \
+  --rdzv-conf "cacert=$T/ca.pem,cert=$T/client.pem,key=$T/client.key"
 
 kill_marked_processes "$MARK"
 finish
