@@ -176,7 +176,7 @@ class NodeGroup : public PeerLink {
   JobFailure lost_contact(const std::string& why);
   // The rendezvous itself cannot be reached (node 0's store, or etcd).
   JobFailure lost_rendezvous(const std::string& why) const;
-  bool etcd_in_grace() const;
+  bool etcd_in_grace(std::chrono::steady_clock::time_point asked) const;
   // Under etcd, this round's node 0 serves its workers a store of their own.
   Result<int> serve_workers_store();
   // Under etcd, a launcher that dies while its host lives is heard at once, not after its
@@ -220,7 +220,7 @@ class NodeGroup : public PeerLink {
   Clock::time_point next_tick_;
   Clock::time_point goodbye_deadline_;
   Clock::time_point agreed_at_;     // this round's start: silence counts from here
-  Clock::time_point last_poll_;     // when poll() ran last: a long gap is this node's own pause
+  Clock::time_point last_poll_;     // when poll() ended last: a long gap is this node's own pause
   Clock::time_point last_resumed_;  // after a long gap between polls: this node was paused
   Clock::duration own_pause_{};     // that gap
   Clock::time_point last_contact_;  // a follower: node 0's last answer, or heartbeat taken

@@ -80,13 +80,14 @@ void NodeGroup::local_success() {
 // finished (and may have gone).
 std::optional<JobFailure> NodeGroup::find_silent_node() {
   if (Clock::now() - agreed_at_ < options_.node_timeout) return std::nullopt;  // all renewing
+  const auto asked = Clock::now();
   auto silent = control_->silent(options_.node_timeout);
   if (!silent) {
     // Node 0's own store: should not be. etcd: unreachable a moment (a member lost, a leader
     // being elected), or for good.
     if (host_) return lost_node(0, silent.error().message());
-    return etcd_in_grace() ? std::nullopt
-                           : std::optional<JobFailure>(lost_contact(silent.error().message()));
+    return etcd_in_grace(asked) ? std::nullopt
+                                : std::optional<JobFailure>(lost_contact(silent.error().message()));
   }
   // Named by round: a launcher of an earlier round still connected (one that was paused,
   // now waiting for a seat) is not this round's member of that rank.
@@ -104,10 +105,11 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
   return std::nullopt;
 }
 
-// etcd: a call failed, but etcd answered within --node-timeout: a member lost or a leader
-// being elected is not the rendezvous's loss; the next tick tries again.
-bool NodeGroup::etcd_in_grace() const {
-  return on_etcd() && Clock::now() - last_answer_ < options_.node_timeout;
+// etcd: a call failed, but etcd had answered within --node-timeout when it was made: a member
+// lost or a leader being elected is not the rendezvous's loss; the next tick tries again. From
+// when it was made: a call waits up to --node-timeout itself (on one member after another).
+bool NodeGroup::etcd_in_grace(Clock::time_point asked) const {
+  return on_etcd() && asked - last_answer_ < options_.node_timeout;
 }
 
 // A follower's heartbeat (under etcd every node's: its lease). It fails once node 0 is gone:
@@ -115,15 +117,17 @@ bool NodeGroup::etcd_in_grace() const {
 // heartbeats for --node-timeout.
 std::optional<JobFailure> NodeGroup::beat() {
   if (rewatch_) {  // etcd: the watch on the abort key broke a moment ago
+    const auto asked = Clock::now();
     if (auto again = watch_->start_get(key("abort"), watch_interval()); again) {
       rewatch_ = false;
-    } else if (!etcd_in_grace()) {
+    } else if (!etcd_in_grace(asked)) {
       return lost_contact(again.error().message());
     }
   }
+  const auto asked = Clock::now();
   auto sent = control_->heartbeat();
   if (!sent) {
-    if (etcd_in_grace()) return std::nullopt;
+    if (etcd_in_grace(asked)) return std::nullopt;
     return lost_contact("no heartbeat taken for --node-timeout " +
                         seconds_text(options_.node_timeout) + " (" + sent.error().message() +
                         "): paused, hung, cut off or gone");
@@ -143,9 +147,10 @@ std::optional<JobFailure> NodeGroup::beat() {
 
 PeerNews NodeGroup::hear_abort() {
   PeerNews news;
+  const auto asked = Clock::now();
   auto heard = watch_->finish_get();
   if (!heard) {
-    if (etcd_in_grace()) {
+    if (etcd_in_grace(asked)) {
       rewatch_ = true;  // beat() watches again
       return news;
     }
@@ -157,7 +162,7 @@ PeerNews NodeGroup::hear_abort() {
   if (!*heard) {
     // The long wait ended with nothing to say: wait again.
     if (auto again = watch_->start_get(key("abort"), watch_interval()); !again) {
-      if (etcd_in_grace()) {
+      if (etcd_in_grace(asked)) {
         rewatch_ = true;
       } else {
         news.failure = lost_contact(again.error().message());
@@ -238,7 +243,12 @@ PeerNews NodeGroup::poll(bool readable) {
   PeerNews news;
   const auto polled = Clock::now();
   const auto gap = polled - last_poll_;
-  last_poll_ = polled;
+  // The gap is counted from the end of the last poll: a call of its own that waited on etcd
+  // (up to --node-timeout, one member after another) is no pause of this node.
+  struct PollEnd {
+    Clock::time_point& at;
+    ~PollEnd() { at = Clock::now(); }
+  } poll_end{last_poll_};
   const bool leader = options_.self.node_rank == 0;
   if (leader && gap >= options_.node_timeout) {
     // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other

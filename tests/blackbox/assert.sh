@@ -102,12 +102,17 @@ start() {
   ) 2>/dev/null &
 }
 # A host lost: every process of its launcher (guardian, supervisor) and its workers, at once.
-# Frozen first, then killed: a supervisor that outlived its guardian by a moment would report
-# "its launcher was killed", a stop of the whole job, where a lost host reports nothing.
+# The supervisor first: one that outlived its guardian by a moment would report "its launcher
+# was killed", a stop of the whole job, where a lost host reports nothing. (Not frozen first:
+# a stopped process group that its guardian's death orphans gets SIGHUP and SIGCONT.)
 kill_host() {  # kill_host JOB HOST
-  local pids
+  local pids p parent first=""
   pids=$(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3)
-  [ -n "$pids" ] || return 0
-  kill -STOP $pids 2>/dev/null
-  kill -KILL $pids 2>/dev/null
+  for p in $pids; do
+    parent=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
+    case " $(echo $pids) " in
+      *" $parent "*) [ "$(cat /proc/"$p"/comm 2>/dev/null)" = aml-launch ] && first="$first $p" ;;
+    esac
+  done
+  [ -z "$pids" ] || kill -KILL $first $pids 2>/dev/null
 }
