@@ -17,8 +17,6 @@ inline constexpr milliseconds kEndReadWait{2000};
 // How long a launcher waiting for its seat blocks on node 0's answer before it looks whether
 // the job ended: thousands of waiting launchers must not poll the store.
 inline constexpr milliseconds kSeatWait{2000};
-// Under etcd the last round's node ranks 0 to this claim the next round's seats at once.
-inline constexpr int kFirstClaimants = 2;
 inline constexpr std::string_view kEndedMark = "end";
 inline constexpr std::string_view kNextRoundKey = "aml/elastic/next";
 inline constexpr std::string_view kIdsKey = "aml/elastic/ids";

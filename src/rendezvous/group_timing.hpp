@@ -30,6 +30,10 @@ inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a quarter of --node-timeout, within these).
 inline constexpr milliseconds kShortestWatch{250};
 inline constexpr milliseconds kLongestWatch{3600 * 1000};
+// Under etcd, what every member hears at the same moment (a loss, a round's end) is acted on
+// at once by node ranks 0 to this, by the others only if they have not: a thousand writes of
+// one key would be a thousand raft rounds.
+inline constexpr int kLastPromptRank = 2;
 inline constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.

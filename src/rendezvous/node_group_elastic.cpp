@@ -76,7 +76,7 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
 // others at their next look (a thousand claims of one key would be a thousand raft rounds).
 bool NodeGroup::coordinates(int round, bool first_look) {
   if (!on_etcd()) return false;
-  if (first_look && round_ >= 0 && options_.self.node_rank > kFirstClaimants) return false;
+  if (first_look && round_ >= 0 && options_.self.node_rank > kLastPromptRank) return false;
   if (!launcher_number()) return false;
   const std::string claim_key = elastic_key(round, "coordinator");
   auto holder = control_->get(claim_key, milliseconds(0));

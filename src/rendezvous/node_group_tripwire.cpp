@@ -16,9 +16,8 @@ namespace aml {
 namespace {
 
 constexpr std::string_view kTripKey = "aml/tripwire";
-// Node ranks 0 to this write a loss they hear at once; the rest after the grace, if nobody has.
-constexpr int kFirstWriters = 2;
-constexpr std::chrono::milliseconds kFirstWritersGrace{300};
+// The others write a loss they heard after this, if nobody has (group_timing::kLastPromptRank).
+constexpr std::chrono::milliseconds kLateWritersGrace{300};
 
 void watch_for_input(int epoll, int fd) {
   epoll_event event{};
@@ -94,8 +93,8 @@ PeerNews NodeGroup::hear_tripwire() {
   // once, the others give them a moment to (their write comes on the watch), not a thousand
   // raft rounds for one key.
   heard_verdict_ = verdict;
-  if (options_.self.node_rank > kFirstWriters) {
-    write_heard_at_ = Clock::now() + kFirstWritersGrace;
+  if (options_.self.node_rank > group_timing::kLastPromptRank) {
+    write_heard_at_ = Clock::now() + kLateWritersGrace;
     next_tick_ = std::min(next_tick_, write_heard_at_);
     return news;
   }
