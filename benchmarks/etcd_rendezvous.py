@@ -18,14 +18,21 @@ scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in 
   etcd node 0 lost and the time until every worker of round 1 runs. Beside it, etcd's load in
   each phase (its /metrics): its members' CPU seconds and its calls per launcher.
 
+  With --baseline OTHER_BUILD, each trial also runs the etcd half with OTHER_BUILD's launcher
+  (the three alternating), and a table compares the two builds side by side.
+
 requests: what one request of each kind the rendezvous makes costs etcd (its three members'
   CPU per request, through the v3 JSON gateway, 30 clients at once on loopback): the unit
   that the calls per launcher above multiply.
 
+transport: the same requests through the gateway and through etcd's own gRPC API (Debian's
+  python3-grpcio; protobuf written by hand), side by side: what the gateway costs etcd.
+
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
-           [--node-timeout S] N [N ...]   (as root; K trials alternating the backends, medians)
-       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR requests   (as root)
+           [--node-timeout S] [--baseline OTHER_BUILD_DIR] N [N ...]
+           (as root; K trials alternating the backends, medians)
+       /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR requests|transport   (as root)
 """
 import base64
 import collections
@@ -360,7 +367,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members):
     return rendezvous, replaced, load
 
 
-def scale(aml, sizes, trials, node_timeout):
+def scale(aml, sizes, trials, node_timeout, baseline=None):
     sn.in_own_namespace(__file__)
     # tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of its own.
     etcd_work = tempfile.mkdtemp(prefix="aml-etcd-loopback-",
@@ -375,13 +382,19 @@ def scale(aml, sizes, trials, node_timeout):
               "lost → noticed | → every worker of round 1 running |")
         print("|---:|---:|---:|---:|---:|---:|")
         loads = {n: [] for n in sizes}
+        versus = {n: [] for n in sizes}  # (baseline, this build) per trial
         for n in sizes:
             stores, etcds, seen, done = [], [], [], []
             for _ in range(trials):
                 store, _, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout, procs)
+                if baseline:
+                    versus[n].append(scale_trial(baseline, n, "etcd", endpoints, True,
+                                                 node_timeout, procs))
                 etcd, lost, load = scale_trial(aml, n, "etcd", endpoints, True, node_timeout,
                                                procs)
                 loads[n].append(load)
+                if baseline:
+                    versus[n][-1] = (versus[n][-1], (etcd, lost, load))
                 stores.append(store)
                 etcds.append(etcd)
                 seen.append(lost[0])
@@ -403,10 +416,30 @@ def scale(aml, sizes, trials, node_timeout):
                          for c in ETCD_CALLS]
                 print(f"| {n} | {phase} | {cpu:.1f} s | " +
                       " | ".join(f"{c:.1f}" for c in calls) + " |")
+        if baseline:
+            compare_builds(sizes, versus)
     finally:
         for p in procs:
             p.kill()
         shutil.rmtree(etcd_work, ignore_errors=True)
+
+
+def compare_builds(sizes, versus):
+    """The etcd half of each trial with the baseline's launcher and with this build's."""
+    med = statistics.median
+    print("\nunder etcd, the baseline build against this one (the same trials; medians, and "
+          "this build's over the baseline's)")
+    print("| nodes | what | baseline | this build | ratio |")
+    print("|---:|---|---:|---:|---:|")
+    rows = (("rendezvous", lambda t: t[0]),
+            ("node 0 lost → every worker of round 1 running", lambda t: t[1][1]),
+            ("etcd CPU, round 0", lambda t: t[2][0][0]),
+            ("etcd CPU, node 0 lost → round 1", lambda t: t[2][1][0]))
+    for n in sizes:
+        for name, pick in rows:
+            base = med(pick(pair[0]) for pair in versus[n])
+            this = med(pick(pair[1]) for pair in versus[n])
+            print(f"| {n} | {name} | {base:.2f} s | {this:.2f} s | {this / base:.2f}x |")
 
 
 # --- requests: etcd's CPU per gateway request, by kind.
@@ -475,20 +508,84 @@ def requests():
         shutil.rmtree(work, ignore_errors=True)
 
 
+# --- transport: the gateway against etcd's gRPC API, per request.
+
+
+def protobuf_bytes(field, data):
+    """A length-delimited protobuf field."""
+    out, size = bytes([field << 3 | 2]), len(data)
+    while size >= 0x80:
+        out += bytes([size & 0x7F | 0x80])
+        size >>= 7
+    return out + bytes([size]) + data
+
+
+def grpc_client(endpoint, kind, client, count):
+    import grpc  # Debian's python3-grpcio
+    channel = grpc.insecure_channel(endpoint)
+    method = "/etcdserverpb.KV/Put" if kind == "put" else "/etcdserverpb.KV/Range"
+    call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
+    for k in range(count):
+        key = protobuf_bytes(1, f"bench/{kind}/{client}/{k}".encode())
+        if kind == "put":
+            call(key + protobuf_bytes(2, b"x" * 40))
+        else:  # RangeRequest: serializable is field 7
+            call(key + (b"\x38\x01" if kind == "serializable range" else b""))
+    channel.close()
+
+
+def transport():
+    sn.in_own_namespace(__file__)
+    work = tempfile.mkdtemp(prefix="aml-etcd-transport-",
+                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    procs, endpoints = loopback_etcd(work)
+    members = endpoints.split(",")
+    clients, each, rounds = 30, 100, 3
+    try:
+        print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
+              f"each; medians of {rounds} rounds, the transports alternating")
+        print("| request | etcd CPU per request, gateway | gRPC | gateway over gRPC |")
+        print("|---|---:|---:|---:|")
+        for kind in ("put", "range", "serializable range"):
+            cost = {"gateway": [], "grpc": []}
+            for _ in range(rounds):
+                for how, client in (("gateway", request_client), ("grpc", grpc_client)):
+                    cpu_before = etcd_load(procs, endpoints)[0]
+                    threads = [threading.Thread(target=client,
+                                                args=(members[c % len(members)], kind, c, each))
+                               for c in range(clients)]
+                    for t in threads:
+                        t.start()
+                    for t in threads:
+                        t.join()
+                    cpu = etcd_load(procs, endpoints)[0] - cpu_before
+                    cost[how].append(cpu / (clients * each) * 1000)
+            gw, rpc = statistics.median(cost["gateway"]), statistics.median(cost["grpc"])
+            print(f"| {kind} | {gw:.2f} ms | {rpc:.2f} ms | {gw / rpc:.2f}x |", flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     aml = f"{os.path.abspath(sys.argv[1])}/launcher/aml-launch"
     if sys.argv[2] == "hosts":
         hosts(aml, int(sys.argv[3]) if len(sys.argv) > 3 else 3)
     elif sys.argv[2] == "requests":
         requests()
+    elif sys.argv[2] == "transport":
+        transport()
     else:
-        args, trials, node_timeout = sys.argv[3:], 1, "10"
+        args, trials, node_timeout, baseline = sys.argv[3:], 1, "10", None
         while args and args[0].startswith("--"):
             if args[0] == "--trials":
                 trials = int(args[1])
             elif args[0] == "--node-timeout":
                 node_timeout = args[1]
+            elif args[0] == "--baseline":
+                baseline = f"{os.path.abspath(args[1])}/launcher/aml-launch"
             else:
                 raise SystemExit(f"unknown option {args[0]}")
             args = args[2:]
-        scale(aml, [int(n) for n in args], trials, node_timeout)
+        scale(aml, [int(n) for n in args], trials, node_timeout, baseline)
