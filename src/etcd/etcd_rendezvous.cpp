@@ -74,6 +74,62 @@ Result<bool> EtcdRendezvous::set(std::string_view key, std::string_view value) {
   return true;
 }
 
+Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
+    const std::vector<BatchOp>& ops) {
+  json success = json::array();
+  for (const BatchOp& op : ops) {
+    const std::string key = to_base64(session_->full_key(op.key));
+    switch (op.kind) {
+      case BatchOp::Kind::set:
+        success.push_back({{"request_put", {{"key", key}, {"value", to_base64(op.value)}}}});
+        break;
+      case BatchOp::Kind::get:
+        success.push_back({{"request_range", {{"key", key}}}});
+        break;
+      case BatchOp::Kind::add:  // as add(key, 1): the version before, in the answer
+        success.push_back(
+            {{"request_put", {{"key", key}, {"value", to_base64("+")}, {"prev_kv", true}}}});
+        break;
+      case BatchOp::Kind::last_will:
+        success.push_back({{"request_put", will_put(op.key, op.value)}});
+        break;
+    }
+  }
+  auto answer = call("/v3/kv/txn", {{"success", success}});
+  if (!answer) return answer.error();
+  const json responses = answer->value("responses", json::array());
+  if (!answer->value("succeeded", false) || responses.size() != ops.size()) {
+    return invalid("etcd", session_->endpoints_text(),
+                   "an answer for each of a transaction's " + std::to_string(ops.size()) +
+                       " operations (got " + answer->dump().substr(0, 200) + ")");
+  }
+  std::vector<std::optional<std::string>> results(ops.size());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    switch (ops[i].kind) {
+      case BatchOp::Kind::set:
+        break;
+      case BatchOp::Kind::get: {
+        const json range = responses[i].value("response_range", json::object());
+        for (const json& kv : range.value("kvs", json::array())) {
+          results[i] = from_base64(text_of(kv, "value")).value_or("");
+        }
+        break;
+      }
+      case BatchOp::Kind::add: {
+        const json put = responses[i].value("response_put", json::object());
+        const auto previous = put.find("prev_kv");
+        results[i] =
+            std::to_string((previous == put.end() ? 0 : number_of(*previous, "version")) + 1);
+        break;
+      }
+      case BatchOp::Kind::last_will:
+        will_set_ = true;
+        break;
+    }
+  }
+  return results;
+}
+
 Result<bool> EtcdRendezvous::set_many(
     const std::vector<std::pair<std::string, std::string>>& pairs) {
   constexpr std::size_t kOpsPerTxn = 128;
@@ -295,11 +351,15 @@ Result<std::string> EtcdRendezvous::claim(std::string_view key, std::string_view
   return transaction(key, "", value, true);
 }
 
-Result<bool> EtcdRendezvous::set_last_will(std::string_view key, std::string_view value) {
+json EtcdRendezvous::will_put(std::string_view key, std::string_view value) const {
   const std::string will = json{{"key", key}, {"value", value}}.dump();
-  auto put = call("/v3/kv/put", {{"key", to_base64(session_->full_key(will_key_))},
-                                 {"value", to_base64(will)},
-                                 {"lease", session_->lease()}});
+  return {{"key", to_base64(session_->full_key(will_key_))},
+          {"value", to_base64(will)},
+          {"lease", session_->lease()}};
+}
+
+Result<bool> EtcdRendezvous::set_last_will(std::string_view key, std::string_view value) {
+  auto put = call("/v3/kv/put", will_put(key, value));
   if (!put) return put.error();
   will_set_ = true;
   return true;

@@ -20,6 +20,8 @@ class EtcdRendezvous : public RendezvousClient {
   explicit EtcdRendezvous(std::shared_ptr<EtcdSession> session);
 
   Result<bool> set(std::string_view key, std::string_view value) override;
+  // One transaction with no condition: its operations in its success branch.
+  Result<std::vector<std::optional<std::string>>> batch(const std::vector<BatchOp>& ops) override;
   std::optional<long> own_number() const override { return std::atol(session_->lease().c_str()); }
   // Transactions of up to 128 puts (etcd's default --max-txn-ops).
   Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) override;
@@ -60,6 +62,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::vector<std::optional<std::string>>> read(const std::vector<std::string>& keys,
                                                        long long& revision, bool then_watched);
   void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
+  nlohmann::json will_put(std::string_view key, std::string_view value) const;
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);
 

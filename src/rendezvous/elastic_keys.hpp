@@ -17,7 +17,10 @@ inline constexpr milliseconds kEndReadWait{2000};
 // How long a launcher waiting for its seat blocks on node 0's answer before it looks whether
 // the job ended: thousands of waiting launchers must not poll the store.
 inline constexpr milliseconds kSeatWait{2000};
+// A slot's place (or a round's count) when the job ended while it waited.
 inline constexpr std::string_view kEndedMark = "end";
+// A slot's place when it was taken after its round's coordinator had counted the slots.
+inline constexpr std::string_view kLateMark = "late";
 inline constexpr std::string_view kNextRoundKey = "aml/elastic/next";
 inline constexpr std::string_view kIdsKey = "aml/elastic/ids";
 // What the survivors of node 0's loss tell the node 0 that came back: the round to resume, the

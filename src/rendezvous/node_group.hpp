@@ -132,10 +132,17 @@ class NodeGroup : public PeerLink {
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
+  Result<std::optional<Agreement>> ended_job(int round);  // the end, once it is written
+  // The coordinator, once the round's count says `seen`: "late" in each slot taken since (a
+  // slot taken after this look reads the count).
+  Result<bool> mark_late(int round, std::int64_t seen);
   Result<long> launcher_number();
   // Under etcd: whether this launcher gives the seats of `round` (it claimed it first, and
   // the round before it has ended). Node 0's store's host always does.
   bool coordinates(int round, bool first_look);
+  bool may_claim(bool first_look) const;  // etcd, and not one of the many at a round's end
+  std::vector<BatchOp> claim_look(int round) const;  // its claim, the round before's end
+  bool claims(int round, const std::vector<std::optional<std::string>>& seen);  // claim_look's
   // What the round before `round` left: its seats (launcher id -> node rank), the restarts
   // used (a failed round counts one), and the launcher it lost (not waited for).
   struct LastRound {
@@ -155,6 +162,7 @@ class NodeGroup : public PeerLink {
   std::optional<int> resumed_round();
   std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once
   std::string elastic_key(int round, const std::string& name) const;
+  std::string place_key(int round, std::int64_t slot) const;  // a slot's seat, given
   Result<Agreement> lead_round();
   Result<Agreement> follow_round();
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node

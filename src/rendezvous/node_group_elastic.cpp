@@ -75,19 +75,27 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
 // ends, all its members look at once: its first node ranks claim the next one at once, the
 // others at their next look (a thousand claims of one key would be a thousand raft rounds).
 bool NodeGroup::coordinates(int round, bool first_look) {
-  if (!on_etcd()) return false;
-  if (first_look && round_ >= 0 && options_.self.node_rank > kLastPromptRank) return false;
-  if (!launcher_number()) return false;
-  const std::string claim_key = elastic_key(round, "coordinator");
-  auto holder = control_->get(claim_key, milliseconds(0));
-  if (!holder || *holder) return false;
+  if (!may_claim(first_look) || !launcher_number()) return false;
+  auto seen = control_->batch(claim_look(round));
+  return seen && claims(round, *seen);
+}
+
+bool NodeGroup::may_claim(bool first_look) const {
+  return on_etcd() && !(first_look && round_ >= 0 && options_.self.node_rank > kLastPromptRank);
+}
+
+std::vector<BatchOp> NodeGroup::claim_look(int round) const {
+  std::vector<BatchOp> look = {BatchOp::get_now(elastic_key(round, "coordinator"))};
   if (round > 0) {
-    auto ended = control_->get("aml/" + phase_ + "/" + std::to_string(round - 1) + "/abort",
-                               milliseconds(0));
-    if (!ended || !*ended) return false;
+    look.push_back(BatchOp::get_now("aml/" + phase_ + "/" + std::to_string(round - 1) + "/abort"));
   }
+  return look;
+}
+
+bool NodeGroup::claims(int round, const std::vector<std::optional<std::string>>& seen) {
+  if (seen.empty() || seen[0] || (round > 0 && (seen.size() < 2 || !seen[1]))) return false;
   const std::string me = std::to_string(launcher_id_);
-  auto claimed = control_->claim(claim_key, me);
+  auto claimed = control_->claim(elastic_key(round, "coordinator"), me);
   return claimed && *claimed == me;
 }
 
@@ -131,6 +139,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::vector<Candidate> joined = {{me, my_rank}};
   std::vector<std::string> hosts = {options_.self.host};
   std::set<long> gone;
+  std::map<long, std::int64_t> slot_of;  // each launcher's slot: where its place goes
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
   for (bool first_look = true;; first_look = false) {
@@ -156,6 +165,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         char host[256] = "?";
         std::sscanf(slot->c_str(), "%ld %255s %d", &id, host, &carried);
         if (id == me) continue;  // a coordinator that took over had taken a slot
+        slot_of[id] = seen - 1;
         auto previous = last.seats.find(id);
         // The last round's seats say who had which rank; after node 0 came back (a new store
         // without them), the survivors say it themselves.
@@ -211,11 +221,12 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
           " came: " + who_came(hosts);
+      std::vector<std::pair<std::string, std::string>> places;
       for (std::size_t i = 1; i < joined.size(); ++i) {
-        (void)control_->set(elastic_key(round, "place/" + std::to_string(joined[i].id)),
-                            "error " + why);
+        places.emplace_back(place_key(round, slot_of[joined[i].id]), "error " + why);
       }
-      (void)control_->set(elastic_key(round, "counted"), std::to_string(seen));
+      places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
+      if (control_->set_many(places)) (void)mark_late(round, seen);
       return invalid("rendezvous", "round " + std::to_string(round), why);
     }
     if (auto resumed = resumed_round(); resumed && *resumed != round) {
@@ -234,20 +245,17 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     record["seats"].push_back({id, rank});
     if (id == me) continue;
     places.emplace_back(
-        elastic_key(round, "place/" + std::to_string(id)),
+        place_key(round, slot_of[id]),
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used));
   }
-  for (long id : members.spares) {
-    places.emplace_back(elastic_key(round, "place/" + std::to_string(id)), "spare");
-  }
+  for (long id : members.spares) places.emplace_back(place_key(round, slot_of[id]), "spare");
+  // Whoever gives the next round's seats starts from the record; the count closes the round
+  // (after the places, in the same transactions under etcd).
+  places.emplace_back(elastic_key(round, "seats"), record.dump());
+  places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
+  places.emplace_back(std::string(kNextRoundKey), std::to_string(round + 1));
   if (auto placed = control_->set_many(places); !placed) return placed.error();
-  // Whoever gives the next round's seats starts from this.
-  if (auto kept = control_->set(elastic_key(round, "seats"), record.dump()); !kept) {
-    return kept.error();
-  }
-  if (auto counted = control_->set(elastic_key(round, "counted"), std::to_string(seen)); !counted)
-    return counted.error();
-  (void)control_->set(kNextRoundKey, std::to_string(round + 1));
+  if (auto marked = mark_late(round, seen); !marked) return marked.error();
   if (!seats.contains(me)) {
     // etcd: a newcomer that claimed a round with the most nodes gave the seats, and waits.
     waits_as_spare("round " + std::to_string(round) + " has the most nodes (" +
@@ -261,6 +269,20 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   seat.round = round;
   seat.restarts_used = restarts_used;
   return seat;
+}
+
+std::string NodeGroup::place_key(int round, std::int64_t slot) const {
+  return elastic_key(round, "place/" + std::to_string(slot));
+}
+
+Result<bool> NodeGroup::mark_late(int round, std::int64_t seen) {
+  auto count = control_->add(elastic_key(round, "count"), 0);
+  if (!count) return count.error();
+  std::vector<std::pair<std::string, std::string>> late;
+  for (std::int64_t slot = seen; slot < *count; ++slot) {
+    late.emplace_back(place_key(round, slot), std::string(kLateMark));
+  }
+  return late.empty() ? Result<bool>(true) : control_->set_many(late);
 }
 
 // Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next

@@ -21,7 +21,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
     // Node 0's store's host gives every round's seats; under etcd, whoever claims it first.
-    auto seat = host_ || coordinates(round, true) ? decide_members(round) : take_seat(round);
+    auto seat = host_ ? decide_members(round) : take_seat(round);
     if (!seat && store_gone()) {
       // Node 0's store went away (its launcher was lost): wait for one to serve its address
       // again, keeping this node's place.

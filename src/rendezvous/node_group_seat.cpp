@@ -34,40 +34,77 @@ Result<long> NodeGroup::launcher_number() {
   return launcher_id_ = *id;
 }
 
+// The job's end as a waiting launcher reads it (the end key: "CODE\nwhat was said").
+Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
+  auto ended = control_->get(kJobEndKey, milliseconds(0));
+  if (!ended) return ended.error();
+  if (!*ended) return std::optional<Agreement>();
+  (void)control_->set(end_read_key(launcher_id_), "1");
+  Agreement end;
+  end.round = round;
+  const std::string& text = **ended;
+  const auto newline = text.find('\n');
+  end.ended =
+      JobEnd{std::atoi(text.c_str()), newline == std::string::npos ? "" : text.substr(newline + 1)};
+  return std::optional<Agreement>(end);
+}
+
 Result<Agreement> NodeGroup::take_seat(int round) {
   if (auto id = launcher_number(); !id) return id.error();
-  // While it waits, its death takes it out of the next round (node 0 does not wait for it).
-  if (auto will = control_->set_last_will(gone_key(launcher_id_), "1"); !will) return will.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };
-  auto next = control_->get(kNextRoundKey, milliseconds(0));
-  if (!next) return next.error();
-  if (*next && std::atoi((*next)->c_str()) > round) {
-    round = std::atoi((*next)->c_str());
-    if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
-  }
   const std::string me = std::to_string(launcher_id_);
-  for (;; ++round) {
-    auto slot = control_->add(elastic_key(round, "count"), 1);
-    if (!slot) return slot.error();
-    const std::int64_t mine = *slot - 1;
-    if (auto set = control_->set(
-            elastic_key(round, "slot/" + std::to_string(mine)),
-            me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank));
-        !set) {
-      return set.error();
-    }
-    std::optional<std::string> counted;
-    for (bool first_look = true; !counted || *counted == kEndedMark; first_look = false) {
-      // etcd: nobody gives this round's seats yet, or the one who claimed it was lost.
-      if (coordinates(round, first_look)) return decide_members(round);
-      // Node 0 writes the count when it seated the round, or the end mark when the job
-      // ended; the end key is also read after each long wait, for a slot taken after that.
-      // Under etcd each look is a read and a watch of etcd's for every waiting launcher; a
-      // coordinator lost meanwhile is known only when its lease ends (--node-timeout) anyway.
+  // Which round is open, and (etcd) whether anyone gives this one's seats yet: one look.
+  std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey))};
+  if (may_claim(true)) {
+    for (BatchOp& op : claim_look(round)) look.push_back(std::move(op));
+  }
+  auto seen = control_->batch(look);
+  if (!seen) return seen.error();
+  const auto& next = seen->front();
+  bool claimed = false;
+  if (next && std::atoi(next->c_str()) > round) {
+    round = std::atoi(next->c_str());
+    if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
+    claimed = coordinates(round, true);
+  } else if (look.size() > 1) {
+    claimed = claims(round, {seen->begin() + 1, seen->end()});
+  }
+  // While it waits, its death takes it out of the next round (nobody waits for it): the will
+  // goes with its first slot.
+  bool will_set = false;
+  for (bool first_round = true;; ++round, first_round = false) {
+    if (first_round ? claimed : coordinates(round, true)) return decide_members(round);
+    std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"))};
+    if (!will_set) enlist.push_back(BatchOp::will(gone_key(launcher_id_), "1"));
+    auto counted_in = control_->batch(enlist);
+    if (!counted_in) return counted_in.error();
+    will_set = true;
+    const std::int64_t mine = std::atoll(counted_in->front()->c_str()) - 1;
+    const std::string place = place_key(round, mine);
+    // Its slot, and what the round's coordinator said already (a seat, or the count it
+    // closed the round at: a slot at or past it came too late).
+    auto looked =
+        control_->batch({BatchOp::set_to(elastic_key(round, "slot/" + std::to_string(mine)),
+                                         me + " " + options_.self.host + " " +
+                                             std::to_string(options_.self.node_rank)),
+                         BatchOp::get_now(elastic_key(round, "counted")), BatchOp::get_now(place)});
+    if (!looked) return looked.error();
+    std::optional<std::string> counted = (*looked)[1];
+    std::optional<std::string> seat_said = (*looked)[2];
+    for (bool first_look = true; !seat_said; first_look = false) {
+      if (counted && *counted == kEndedMark) seat_said = std::string(kEndedMark);
+      if (seat_said || (counted && mine >= std::atoll(counted->c_str()))) break;
+      // etcd: the coordinator was lost (its claim went with its lease); a waiting launcher
+      // takes over.
+      if (!first_look && coordinates(round, false)) return decide_members(round);
+      // The coordinator writes this slot's place when it seats the round (or marks it late,
+      // or the job's end); after each long wait it looks at the count and the job's end too.
+      // Under etcd a coordinator lost meanwhile is known only when its lease ends
+      // (--node-timeout) anyway.
       const milliseconds wait = on_etcd() ? std::max(kSeatWait, options_.node_timeout) : kSeatWait;
-      auto looked = control_->get(elastic_key(round, "counted"), wait);
-      if (!looked) {
-        Error error = looked.error();
+      auto seated = control_->get(place, wait);
+      if (!seated) {
+        Error error = seated.error();
         error.expected += on_etcd()
                               ? " (etcd could not be reached while this node waited for "
                                 "round " +
@@ -77,38 +114,35 @@ Result<Agreement> NodeGroup::take_seat(int round) {
                                     std::to_string(round) + ": node 0 was lost, or the job ended)";
         return error;
       }
-      counted = *looked;
-      if (counted && *counted != kEndedMark) break;
-      auto ended = control_->get(kJobEndKey, milliseconds(0));
-      if (ended && *ended) {
-        (void)control_->set(end_read_key(launcher_id_), "1");
-        Agreement end;
-        end.round = round;
-        const std::string& text = **ended;
-        const auto newline = text.find('\n');
-        end.ended = JobEnd{std::atoi(text.c_str()),
-                           newline == std::string::npos ? "" : text.substr(newline + 1)};
-        return end;
-      }
+      seat_said = *seated;
+      if (seat_said) break;
+      auto again = control_->batch({BatchOp::get_now(elastic_key(round, "counted")),
+                                    BatchOp::get_now(std::string(kJobEndKey))});
+      if (!again) return again.error();
+      counted = (*again)[0];
+      if ((*again)[1]) seat_said = std::string(kEndedMark);
     }
-    if (mine >= std::atoll(counted->c_str())) {
+    if (!seat_said || *seat_said == kLateMark) {  // too late, or seen gone (should not be)
       waits("round " + std::to_string(round) + " began before this node came");
       continue;
     }
-    auto place = control_->get(elastic_key(round, "place/" + me), milliseconds(0));
-    if (!place) return place.error();
-    if (!*place) continue;  // it was seen gone (should not be): try the next round
-    if (**place == "spare") {
+    if (*seat_said == kEndedMark) {
+      auto end = ended_job(round);
+      if (!end) return end.error();
+      if (*end) return **end;
+      continue;  // the round was closed for the end, which is not written yet: look again
+    }
+    if (*seat_said == "spare") {
       waits("round " + std::to_string(round) + " has the most nodes (" +
             std::to_string(options_.elastic->max) + ")");
       continue;
     }
-    if ((*place)->starts_with("error ")) {
-      return invalid("rendezvous", "round " + std::to_string(round), (*place)->substr(6));
+    if (seat_said->starts_with("error ")) {
+      return invalid("rendezvous", "round " + std::to_string(round), seat_said->substr(6));
     }
     int rank = 0, nodes = 0, used = 0;
-    if (std::sscanf((*place)->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
-      return invalid("rendezvous", **place, "a seat from node 0 (node rank, nodes, restarts)");
+    if (std::sscanf(seat_said->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
+      return invalid("rendezvous", *seat_said, "a seat from node 0 (node rank, nodes, restarts)");
     }
     options_.self.node_rank = rank;
     options_.self.nnodes = nodes;
@@ -126,16 +160,25 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   // Under etcd a fixed-size job says it too: its id may be used again.
   const bool tells = on_etcd() ? options_.self.node_rank >= 0 : host_ != nullptr;
   if ((!options_.elastic && !on_etcd()) || !tells) return;
-  (void)control_->compare_set(kJobEndKey, "", std::to_string(exit_code) + "\n" + said);
-  // The launchers waiting for the next round read it before the store goes away.
+  const std::string news = std::to_string(exit_code) + "\n" + said;
+  auto kept = control_->compare_set(kJobEndKey, "", news);
+  // The launchers waiting for the next round read it before the store goes away (etcd keeps
+  // it for those that come later); node 0 wakes them (were it lost, they see it at their
+  // next look).
+  if (!kept || options_.self.node_rank != 0) return;
   auto next = control_->get(kNextRoundKey, milliseconds(0));
   if (!next || !*next) return;
   const int round = std::atoi((*next)->c_str());
-  // Wakes the launchers that wait for this round's seats.
-  (void)control_->set(elastic_key(round, "counted"), std::string(kEndedMark));
-  if (!host_) return;  // etcd keeps the news for the launchers that come to read it
   auto count = control_->add(elastic_key(round, "count"), 0);
-  if (!count || *count == 0) return;
+  if (!count) return;
+  // Each waiting slot's place says so, and the count (for a slot taken after this look).
+  std::vector<std::pair<std::string, std::string>> ended;
+  for (std::int64_t slot = 0; slot < *count; ++slot) {
+    ended.emplace_back(place_key(round, slot), std::string(kEndedMark));
+  }
+  ended.emplace_back(elastic_key(round, "counted"), std::string(kEndedMark));
+  (void)control_->set_many(ended);
+  if (!host_ || *count == 0) return;
   std::vector<std::string> slots;
   for (std::int64_t k = 0; k < *count && slots.size() < kKeysPerCall; ++k) {
     slots.push_back(elastic_key(round, "slot/" + std::to_string(k)));

@@ -18,9 +18,31 @@
 
 namespace aml {
 
+// One of several operations sent together (RendezvousClient::batch).
+struct BatchOp {
+  enum class Kind { set, get, add, last_will };
+  Kind kind = Kind::get;
+  std::string key;
+  std::string value;  // set, last_will
+  static BatchOp set_to(std::string key, std::string value) {
+    return {Kind::set, std::move(key), std::move(value)};
+  }
+  static BatchOp get_now(std::string key) { return {Kind::get, std::move(key), ""}; }
+  static BatchOp add_one(std::string key) { return {Kind::add, std::move(key), ""}; }
+  static BatchOp will(std::string key, std::string value) {
+    return {Kind::last_will, std::move(key), std::move(value)};
+  }
+};
+
 class RendezvousClient {
  public:
   virtual ~RendezvousClient() = default;
+
+  // Operations on different keys that need not see each other, in one round trip where the
+  // backend allows it (etcd: one transaction), else one after another. What each gives: get,
+  // the value now (nullopt: absent); add, the new count as text (add(key, 1)); set and
+  // last_will, nothing. A waiting launcher's steps are a few of these, not a dozen calls.
+  virtual Result<std::vector<std::optional<std::string>>> batch(const std::vector<BatchOp>& ops);
 
   virtual Result<bool> set(std::string_view key, std::string_view value) = 0;
   // Many keys at once (a round's seats): as few round trips as the backend allows.

@@ -159,6 +159,36 @@ TEST_F(EtcdRendezvousTest, ALastWillIsSetByTheOthersWhenItsLeaseEnds) {
   EXPECT_FALSE(cleared->has_value());
 }
 
+TEST_F(EtcdRendezvousTest, ABatchIsOneTransactionOfIndependentOperations) {
+  EtcdRendezvous survivor(session());
+  ASSERT_TRUE(survivor.set("there", "value").ok());
+  ASSERT_TRUE(survivor.add("count", 1).ok());
+  {
+    EtcdRendezvous waiting(session());
+    auto done = waiting.batch({BatchOp::get_now("there"), BatchOp::get_now("absent"),
+                               BatchOp::add_one("count"), BatchOp::set_to("slot", "mine"),
+                               BatchOp::will("gone", "died")});
+    ASSERT_TRUE(done.ok()) << done.error().message();
+    ASSERT_EQ(done->size(), 5u);
+    EXPECT_EQ((*done)[0].value_or("none"), "value");
+    EXPECT_FALSE((*done)[1].has_value());
+    EXPECT_EQ((*done)[2].value_or("none"), "2");  // its own number, after the first
+    EXPECT_FALSE((*done)[3].has_value());
+    EXPECT_EQ(survivor.get("slot", 0ms)->value_or("none"), "mine");
+    EXPECT_EQ(*survivor.add("count", 0), 2);
+    EXPECT_FALSE(survivor.get("gone", 0ms)->has_value());  // a will, not a put
+    // One key twice in a transaction is etcd's refusal, named, not a half-done batch.
+    auto twice = waiting.batch({BatchOp::set_to("dup", "1"), BatchOp::set_to("dup", "2")});
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().message().find("duplicate key"), std::string::npos)
+        << twice.error().message();
+    EXPECT_FALSE(survivor.get("dup", 0ms)->has_value());
+  }  // its lease revoked: the will the batch set fires
+  auto fired = survivor.get("gone", 5s);
+  ASSERT_TRUE(fired.ok()) << fired.error().message();
+  EXPECT_EQ(fired->value_or("none"), "died");
+}
+
 TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
   auto mine = session(2s);
   EtcdRendezvous client(mine);
