@@ -47,6 +47,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<bool> identify(std::string_view) override { return true; }
   Result<std::vector<std::string>> silent(std::chrono::milliseconds) override;
   Result<bool> heartbeat() override;
+  Result<bool> watch_wills(bool on) override { return session_->watch_wills(on, reply_deadline()); }
   Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override;
   Result<std::optional<std::string>> finish_get() override;
   // The same descriptor for the connection's life, whichever member the watch is on now (an

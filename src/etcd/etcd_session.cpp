@@ -111,7 +111,6 @@ Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
   if (session->lease_.empty()) return invalid("etcd", session->endpoints_text(), "a lease");
   session->next_keep_alive_ = Clock::now() + session->options_.lease_ttl / 3;
   if (auto joined = session->join_generation(deadline); !joined) return joined.error();
-  if (auto watching = session->open_will_watch(deadline); !watching) return watching.error();
   return session;
 }
 
@@ -334,6 +333,16 @@ Result<bool> EtcdSession::keep_alive(Clock::time_point deadline) {
   }
   next_keep_alive_ = Clock::now() + options_.lease_ttl / 3;
   return true;
+}
+
+// From now on when it starts: the deletions it did not watch were the watchers' of then.
+Result<bool> EtcdSession::watch_wills(bool on, Clock::time_point deadline) {
+  if (!on) {
+    wills_.reset();
+    wills_seen_ = 0;
+    return true;
+  }
+  return wills_ ? Result<bool>(true) : open_will_watch(deadline);
 }
 
 Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {

@@ -63,6 +63,9 @@ class EtcdSession {
   // An error: the lease expired (this launcher was counted lost) or etcd cannot be reached.
   Result<bool> tend(Clock::time_point deadline);
   Result<bool> keep_alive(Clock::time_point deadline);
+  // Whether this launcher sets the wills of the others (watches their deletions). Only a few
+  // launchers of a job do: each will put is an event for every launcher that watches.
+  Result<bool> watch_wills(bool on, Clock::time_point deadline);
   Clock::time_point next_keep_alive() const { return next_keep_alive_; }
 
   std::string full_key(std::string_view key) const { return options_.prefix + std::string(key); }

@@ -34,6 +34,10 @@ inline constexpr milliseconds kLongestWatch{3600 * 1000};
 // at once by node ranks 0 to this, by the others only if they have not: a thousand writes of
 // one key would be a thousand raft rounds.
 inline constexpr int kLastPromptRank = 2;
+// Under etcd, the node ranks below this (and whoever gives a round's seats) set the wills of
+// launchers whose leases ended: a few, since each will put is an event for every watcher, and
+// enough that a will is not lost with them.
+inline constexpr int kWillWatchers = 16;
 inline constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.

@@ -133,6 +133,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   if (auto opened = control_->set(kNextRoundKey, std::to_string(round)); !opened) {
     return opened.error();
   }
+  // The wills of launchers that die while they wait are its to set (their "gone" keys).
+  if (auto watching = control_->watch_wills(true); !watching) return watching.error();
   const RoundTimes times{options_.last_call, options_.node_timeout, options_.rdzv_timeout};
   const auto start = Clock::now();
   auto last_arrival = start;

@@ -90,6 +90,9 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
     if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
       return will.error();
     }
+    if (auto watching = control_->watch_wills(self.node_rank < kWillWatchers); !watching) {
+      return watching.error();
+    }
   }
   arm_tripwire();
   const auto now = Clock::now();

@@ -86,6 +86,13 @@ class RendezvousClient {
   // Says "alive". True where the rendezvous itself answered (etcd's lease keepalive): the
   // rendezvous is known alive. False for a one-way heartbeat (node 0's store).
   virtual Result<bool> heartbeat() = 0;
+  // etcd: whether this launcher sets the last wills of others whose leases end. A few of a
+  // job's launchers do (each will put is an event for every launcher that watches the wills);
+  // node 0's store sets them itself.
+  virtual Result<bool> watch_wills(bool on) {
+    (void)on;
+    return true;
+  }
 
   // A number no other launcher of the job has, where the rendezvous gives one without a
   // call (etcd: this launcher's lease ID, never 0); nullopt: the caller counts one (add).

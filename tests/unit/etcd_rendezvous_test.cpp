@@ -144,6 +144,7 @@ TEST_F(EtcdRendezvousTest, AClaimGoesWithItsLaunchersLease) {
 
 TEST_F(EtcdRendezvousTest, ALastWillIsSetByTheOthersWhenItsLeaseEnds) {
   EtcdRendezvous survivor(session());
+  ASSERT_TRUE(survivor.watch_wills(true).ok());
   {
     EtcdRendezvous dying(session());
     ASSERT_TRUE(dying.set_last_will("abort", "died").ok());
@@ -159,8 +160,38 @@ TEST_F(EtcdRendezvousTest, ALastWillIsSetByTheOthersWhenItsLeaseEnds) {
   EXPECT_FALSE(cleared->has_value());
 }
 
+// Only the launchers that watch the wills set them (a few of a job's: each will put is an
+// event for every watcher); one that starts watching sets those that end from then on.
+TEST_F(EtcdRendezvousTest, OnlyALauncherWatchingTheWillsSetsThem) {
+  EtcdRendezvous bystander(session());
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.set_last_will("unwatched", "died").ok());
+  }
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(bystander.heartbeat().ok());  // a launcher tends its lease (and the wills it watches)
+  EXPECT_FALSE(bystander.get("unwatched", 0ms)->has_value());
+  ASSERT_TRUE(bystander.watch_wills(true).ok());
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.set_last_will("watched", "died").ok());
+  }
+  auto fired = bystander.get("watched", 5s);
+  ASSERT_TRUE(fired.ok()) << fired.error().message();
+  EXPECT_EQ(fired->value_or("none"), "died");
+  ASSERT_TRUE(bystander.watch_wills(false).ok());
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.set_last_will("no-longer-watched", "died").ok());
+  }
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(bystander.heartbeat().ok());
+  EXPECT_FALSE(bystander.get("no-longer-watched", 0ms)->has_value());
+}
+
 TEST_F(EtcdRendezvousTest, ABatchIsOneTransactionOfIndependentOperations) {
   EtcdRendezvous survivor(session());
+  ASSERT_TRUE(survivor.watch_wills(true).ok());
   ASSERT_TRUE(survivor.set("there", "value").ok());
   ASSERT_TRUE(survivor.add("count", 1).ok());
   {
