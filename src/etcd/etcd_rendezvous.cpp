@@ -62,6 +62,7 @@ Clock::time_point EtcdRendezvous::reply_deadline() const {
 }
 
 Result<json> EtcdRendezvous::call(const std::string& path, const json& request) {
+  batch_absent_.clear();  // good for the call right after the batch alone
   const auto deadline = reply_deadline();
   if (auto tended = session_->tend(deadline); !tended) return tended.error();
   return session_->call(path, request, deadline);
@@ -104,6 +105,8 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
                        " operations (got " + answer->dump().substr(0, 200) + ")");
   }
   std::vector<std::optional<std::string>> results(ops.size());
+  batch_absent_.clear();
+  batch_revision_ = number_of(answer->value("header", json::object()), "revision");
   for (std::size_t i = 0; i < ops.size(); ++i) {
     switch (ops[i].kind) {
       case BatchOp::Kind::set:
@@ -113,6 +116,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
         for (const json& kv : range.value("kvs", json::array())) {
           results[i] = from_base64(text_of(kv, "value")).value_or("");
         }
+        if (!results[i]) batch_absent_.insert(ops[i].key);
         break;
       }
       case BatchOp::Kind::add: {
@@ -180,7 +184,13 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
     const std::vector<std::string>& keys, milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   long long revision = 0;
-  auto values = read(keys, revision, timeout.count() > 0);
+  Result<std::vector<std::optional<std::string>>> values =
+      std::vector<std::optional<std::string>>(1);
+  if (timeout.count() > 0 && keys.size() == 1 && batch_absent_.erase(keys.front()) > 0) {
+    revision = batch_revision_;  // absent there: whatever came since, the watch brings
+  } else {
+    values = read(keys, revision, timeout.count() > 0);
+  }
   if (!values || timeout.count() <= 0) return values;
   auto missing = [&values] {
     return std::count_if(values->begin(), values->end(), [](const auto& v) { return !v; });

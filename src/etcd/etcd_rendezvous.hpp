@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "etcd/etcd_session.hpp"
 #include "rendezvous/rendezvous_client.hpp"
@@ -82,6 +83,10 @@ class EtcdRendezvous : public RendezvousClient {
   std::string count_key_;
   std::int64_t count_ = 0;
   long long count_revision_ = 0;  // the last revision of the count seen
+  // The keys the last batch found absent, and its revision: a wait for one of them that comes
+  // right after it watches from there without reading it again.
+  std::set<std::string> batch_absent_;
+  long long batch_revision_ = 0;
 };
 
 }  // namespace aml::etcd

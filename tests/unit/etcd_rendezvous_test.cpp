@@ -220,6 +220,21 @@ TEST_F(EtcdRendezvousTest, ABatchIsOneTransactionOfIndependentOperations) {
   EXPECT_EQ(fired->value_or("none"), "died");
 }
 
+// A wait right after a batch that found its key absent watches from the batch's revision
+// instead of reading it again: the puts between the two are not lost.
+TEST_F(EtcdRendezvousTest, AWaitRightAfterABatchMissesNothingPutBetween) {
+  EtcdRendezvous waiter(session());
+  EtcdRendezvous setter(session());
+  auto looked = waiter.batch({BatchOp::get_now("between")});
+  ASSERT_TRUE(looked.ok()) << looked.error().message();
+  EXPECT_FALSE(looked->front().has_value());
+  ASSERT_TRUE(setter.set("between", "put").ok());
+  ASSERT_TRUE(setter.set("between", "put again").ok());
+  auto got = waiter.get("between", 2s);
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_EQ(got->value_or("none"), "put again");  // both puts came, in order
+}
+
 TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
   auto mine = session(2s);
   EtcdRendezvous client(mine);
