@@ -3,11 +3,12 @@
 // and under which node rank. Every other launcher takes a slot in the round
 // (node_group_seat.cpp); the coordinator waits (the most nodes, or the fewest and
 // --rdzv-last-call without a newcomer), chooses the members (stable node ranks from the last
-// round's seats, membership.hpp), writes each slot's seat, the round's seats for whoever gives
-// the next one, and then the count of slots it looked at: a launcher whose slot came after that
-// count was too late and takes one in the next round, one without a seat is a hot spare and
-// does the same. A launcher that dies while it waits leaves its "gone" key (its last will), so
-// that nobody waits for it.
+// round's seats, membership.hpp), writes each slot's place (its seat, or "spare"), the round's
+// seats for whoever gives the next one, and then the count of slots it looked at; a slot taken
+// after that count was too late (its place says "late", or the count tells it) and its
+// launcher takes one in the next round, as a hot spare does. A launcher waits on its slot's
+// place alone: one key, one watch. One that dies while it waits leaves its "gone" key (its last
+// will), so that nobody waits for it.
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>

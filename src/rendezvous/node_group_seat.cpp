@@ -1,6 +1,7 @@
 // Elastic membership from a waiting launcher's side (DESIGN §5): it takes a number for the job
-// once, then a slot in a round, and waits for the seat that round's coordinator gives it (a
-// node rank, or "spare": it waits for the next round). Under etcd, a launcher that finds nobody
+// once, then a slot in a round, and waits for the place that round's coordinator gives its slot
+// (a node rank, "spare" or "late": it waits for the next round). Each step is one batch (one
+// etcd transaction). Under etcd, a launcher that finds nobody
 // giving a round's seats (or the one who claimed it lost) gives them itself. And the job's
 // end, told to the launchers still waiting.
 #include <algorithm>
