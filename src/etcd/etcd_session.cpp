@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "etcd/base64.hpp"
+#include "etcd/gateway_json.hpp"
 
 namespace aml::etcd {
 namespace {
@@ -29,17 +30,6 @@ std::pair<std::string, int> host_port(const std::string& endpoint) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   return {host, std::atoi(endpoint.c_str() + colon + 1)};
-}
-
-std::string text_of(const json& j, const char* name) {
-  auto it = j.find(name);
-  if (it == j.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  return it->dump();
-}
-
-long long number_of(const json& j, const char* name) {
-  return std::atoll(text_of(j, name).c_str());
 }
 
 constexpr long long kUnauthenticated = 16;  // gRPC's code: no token, or an expired one
