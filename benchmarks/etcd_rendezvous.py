@@ -279,7 +279,7 @@ def hosts(aml, trials):
 
 # --- scale: N simulated nodes in one namespace, etcd on its loopback.
 def loopback_etcd(work):
-    procs, endpoints, peers = [], [], []
+    procs, endpoints = [], []
     ports = [(sn.free_port(), sn.free_port()) for _ in range(3)]
     initial = ",".join(f"e{i}=http://127.0.0.1:{p[1]}" for i, p in enumerate(ports))
     for i, (client, peer) in enumerate(ports):
@@ -475,12 +475,26 @@ def request_client(endpoint, kind, client, count):
             unary.getresponse().read()
 
 
+def clients_at_once(client, kind, clients, each, procs, endpoints):
+    """`clients` threads of `each` requests of a kind, spread over the members: etcd's CPU
+    seconds for them, and the wall time."""
+    members = endpoints.split(",")
+    cpu_before = etcd_load(procs, endpoints)[0]
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client, args=(members[c % len(members)], kind, c, each))
+               for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return etcd_load(procs, endpoints)[0] - cpu_before, time.perf_counter() - started
+
+
 def requests():
     sn.in_own_namespace(__file__)
     work = tempfile.mkdtemp(prefix="aml-etcd-requests-",
                             dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     procs, endpoints = loopback_etcd(work)
-    members = endpoints.split(",")
     clients, each = 30, 100
     try:
         print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
@@ -489,17 +503,7 @@ def requests():
         print("|---|---:|---:|")
         for kind in ("put", "range", "serializable range", "txn (create if absent)",
                      "watch (created, then closed)"):
-            cpu_before = etcd_load(procs, endpoints)[0]
-            started = time.perf_counter()
-            threads = [threading.Thread(target=request_client,
-                                        args=(members[c % len(members)], kind, c, each))
-                       for c in range(clients)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            took = time.perf_counter() - started
-            cpu = etcd_load(procs, endpoints)[0] - cpu_before
+            cpu, took = clients_at_once(request_client, kind, clients, each, procs, endpoints)
             print(f"| {kind} | {cpu / (clients * each) * 1000:.2f} ms | "
                   f"{clients * each / took:.0f} |", flush=True)
     finally:
@@ -539,7 +543,6 @@ def transport():
     work = tempfile.mkdtemp(prefix="aml-etcd-transport-",
                             dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     procs, endpoints = loopback_etcd(work)
-    members = endpoints.split(",")
     clients, each, rounds = 30, 100, 3
     try:
         print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
@@ -550,15 +553,7 @@ def transport():
             cost = {"gateway": [], "grpc": []}
             for _ in range(rounds):
                 for how, client in (("gateway", request_client), ("grpc", grpc_client)):
-                    cpu_before = etcd_load(procs, endpoints)[0]
-                    threads = [threading.Thread(target=client,
-                                                args=(members[c % len(members)], kind, c, each))
-                               for c in range(clients)]
-                    for t in threads:
-                        t.start()
-                    for t in threads:
-                        t.join()
-                    cpu = etcd_load(procs, endpoints)[0] - cpu_before
+                    cpu, _ = clients_at_once(client, kind, clients, each, procs, endpoints)
                     cost[how].append(cpu / (clients * each) * 1000)
             gw, rpc = statistics.median(cost["gateway"]), statistics.median(cost["grpc"])
             print(f"| {kind} | {gw:.2f} ms | {rpc:.2f} ms | {gw / rpc:.2f}x |", flush=True)
