@@ -19,7 +19,9 @@ scale N: N simulated nodes plus a spare (N + 1 real launchers, --nnodes N:N) in 
   each phase (its /metrics): its members' CPU seconds and its calls per launcher.
 
   With --baseline OTHER_BUILD, each trial also runs the etcd half with OTHER_BUILD's launcher
-  (the three alternating), and a table compares the two builds side by side.
+  (the three alternating), and a table compares the two builds side by side; --baseline
+  gateway runs this build's launcher with --rdzv-conf transport=gateway instead (its unary
+  calls through etcd's JSON gateway, against gRPC).
 
 requests: what one request of each kind the rendezvous makes costs etcd (its three members'
   CPU per request, through the v3 JSON gateway, 30 clients at once on loopback): the unit
@@ -30,7 +32,7 @@ transport: the same requests through the gateway and through etcd's own gRPC API
 
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
-           [--node-timeout S] [--baseline OTHER_BUILD_DIR] N [N ...]
+           [--node-timeout S] [--baseline OTHER_BUILD_DIR|gateway] N [N ...]
            (as root; K trials alternating the backends, medians)
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR requests|transport   (as root)
 """
@@ -326,7 +328,7 @@ def load_since(before, members, endpoints, n):
     return cpu - before[0], {c: (calls[c] - before[1][c]) / (n + 1) for c in ETCD_CALLS}
 
 
-def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members):
+def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, conf=None):
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
     # A job id of its own each trial: a job id used again right after its last run ended
@@ -337,6 +339,8 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members):
     port = sn.free_port()
     rdzv = (["--rdzv-backend", "etcd", "--rdzv-endpoint", endpoints] if backend == "etcd"
             else ["--rdzv-endpoint", f"127.0.0.1:{port}"])
+    if conf and backend == "etcd":
+        rdzv += ["--rdzv-conf", conf]
     launchers, load = [], []
     before = etcd_load(members, endpoints)
     for node in range(n + 1):
@@ -388,8 +392,8 @@ def scale(aml, sizes, trials, node_timeout, baseline=None):
             for _ in range(trials):
                 store, _, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout, procs)
                 if baseline:
-                    versus[n].append(scale_trial(baseline, n, "etcd", endpoints, True,
-                                                 node_timeout, procs))
+                    versus[n].append(scale_trial(baseline[0], n, "etcd", endpoints, True,
+                                                 node_timeout, procs, conf=baseline[1]))
                 etcd, lost, load = scale_trial(aml, n, "etcd", endpoints, True, node_timeout,
                                                procs)
                 loads[n].append(load)
@@ -578,8 +582,10 @@ if __name__ == "__main__":
                 trials = int(args[1])
             elif args[0] == "--node-timeout":
                 node_timeout = args[1]
+            elif args[0] == "--baseline" and args[1] == "gateway":
+                baseline = (aml, "transport=gateway")  # this build through the JSON gateway
             elif args[0] == "--baseline":
-                baseline = f"{os.path.abspath(args[1])}/launcher/aml-launch"
+                baseline = (f"{os.path.abspath(args[1])}/launcher/aml-launch", None)
             else:
                 raise SystemExit(f"unknown option {args[0]}")
             args = args[2:]

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::string_view kKnownKeys =
     "protocol=http|https, cacert (ca_cert), cert (ssl_cert), key (ssl_cert_key), user "
-    "(username), password_file";
+    "(username), password_file, transport=grpc|gateway|auto";
 
 Result<std::string> read_file(std::string_view variable, const std::string& key,
                               const std::string& path) {
@@ -60,6 +60,15 @@ Result<Access> parse_access(std::string_view variable, std::string_view conf, bo
       access.key_file = value;
     } else if (key == "user" || key == "username") {
       access.user = value;
+    } else if (key == "transport") {
+      if (value == "grpc") {
+        access.transport = Transport::grpc;
+      } else if (value == "gateway") {
+        access.transport = Transport::gateway;
+      } else if (value != "auto") {
+        return invalid(std::string(variable), "transport=" + value,
+                       "transport=grpc (etcd's gRPC API), gateway (its JSON gateway) or auto");
+      }
     } else if (key == "password_file") {
       password_file = value;
     } else if (key == "password") {

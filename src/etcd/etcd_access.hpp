@@ -16,6 +16,10 @@ namespace aml::etcd {
 // or this variable, which the launcher removes before anything starts.
 inline constexpr std::string_view kPasswordVariable = "AML_LAUNCH_ETCD_PASSWORD";
 
+// How unary calls reach etcd: its gRPC API where libnghttp2 opens (else the JSON gateway),
+// or one of them as --rdzv-conf transport= says. Watches use the gateway either way.
+enum class Transport { automatic, grpc, gateway };
+
 struct Access {
   bool tls = false;
   std::string ca_file;    // "": the system's trusted CAs
@@ -23,6 +27,7 @@ struct Access {
   std::string key_file;
   std::string user;  // "": etcd without authentication
   std::string password;
+  Transport transport = Transport::automatic;
 
   // For --dry-run and errors, never the password: "TLS (CA ca.pem, client certificate
   // c.pem), user trainer".

@@ -6,6 +6,7 @@
 
 #include "etcd/base64.hpp"
 #include "etcd/gateway_json.hpp"
+#include "etcd/grpc_channel.hpp"
 
 namespace aml::etcd {
 namespace {
@@ -85,6 +86,14 @@ Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
   // Launchers start on different members: a thousand of them do not all load the first.
   session->current_ = static_cast<std::size_t>(getpid()) % session->options_.endpoints.size();
   const auto deadline = Clock::now() + timeout;
+  const Transport transport = session->options_.access.transport;
+  if (transport != Transport::gateway) {
+    const std::string why_not = GrpcChannel::unavailable();
+    if (!why_not.empty() && transport == Transport::grpc) {
+      return invalid("rdzv-conf", "transport=grpc", "libnghttp2 in the image (" + why_not + ")");
+    }
+    session->grpc_ = why_not.empty();
+  }
   if (session->options_.access.tls) {
     const Access& a = session->options_.access;
     auto context = TlsContext::create(a.ca_file, a.cert_file, a.key_file);
@@ -127,6 +136,23 @@ Result<HttpConnection> EtcdSession::open(const std::string& endpoint, Clock::tim
   return opened;
 }
 
+Result<std::unique_ptr<UnaryChannel>> EtcdSession::open_unary(const std::string& endpoint,
+                                                              Clock::time_point deadline) {
+  std::unique_ptr<UnaryChannel> channel;
+  if (grpc_) {
+    const auto [host, port] = host_port(endpoint);
+    auto opened = GrpcChannel::open(host, port, deadline, tls_);
+    if (!opened) return opened.error();
+    channel = std::move(*opened);
+  } else {
+    auto opened = open(endpoint, deadline);
+    if (!opened) return opened.error();
+    channel = std::make_unique<HttpConnection>(std::move(*opened));
+  }
+  channel->set_authorization(token_);
+  return channel;
+}
+
 Result<bool> EtcdSession::authenticate(Clock::time_point deadline) {
   token_.clear();
   if (unary_) unary_->set_authorization("");
@@ -146,16 +172,15 @@ Result<bool> EtcdSession::authenticate(Clock::time_point deadline) {
 Result<json> EtcdSession::call(const std::string& path, const json& request,
                                Clock::time_point deadline) {
   if (unreachable_) deadline = std::min(deadline, Clock::now() + kUnreachableTry);
-  const std::string body = request.dump();
   std::string last_error = "no member tried";
   const std::size_t members = options_.endpoints.size();
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     if (!unary_) {
-      auto opened = open(options_.endpoints[current_ % members],
-                         std::min(deadline, Clock::now() + member_try()));
+      auto opened = open_unary(options_.endpoints[current_ % members],
+                               std::min(deadline, Clock::now() + member_try()));
       if (opened) {
-        unary_.emplace(std::move(*opened));
+        unary_ = std::move(*opened);
         local_address_ = unary_->local_address();
       } else if (opened.error().variable == kTlsRefusal) {
         return opened.error();
@@ -164,7 +189,7 @@ Result<json> EtcdSession::call(const std::string& path, const json& request,
       }
     }
     if (unary_) {
-      auto answer = unary_->post(path, body, std::min(deadline, Clock::now() + member_try()));
+      auto answer = unary_->unary(path, request, std::min(deadline, Clock::now() + member_try()));
       if (answer) {
         auto parsed = json::parse(answer->body, nullptr, false);
         if (parsed.is_discarded() || !parsed.is_object()) {
@@ -322,60 +347,6 @@ Result<bool> EtcdSession::keep_alive(Clock::time_point deadline) {
                    "(a pause, a cut-off) and the job counted it lost");
   }
   next_keep_alive_ = Clock::now() + options_.lease_ttl / 3;
-  return true;
-}
-
-// From now on when it starts: the deletions it did not watch were the watchers' of then.
-Result<bool> EtcdSession::watch_wills(bool on, Clock::time_point deadline) {
-  if (!on) {
-    wills_.reset();
-    wills_seen_ = 0;
-    return true;
-  }
-  return wills_ ? Result<bool>(true) : open_will_watch(deadline);
-}
-
-Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
-  auto watching = watch(kWills, prefix_end(std::string(kWills)), wills_seen_ ? wills_seen_ + 1 : 0,
-                        true, deadline);
-  if (!watching) return watching.error();
-  wills_.emplace(std::move(*watching));
-  return true;
-}
-
-// A will's key is deleted when its launcher's lease ends; its value (prev_kv) says what to
-// set. Every launcher that sees it sets it where absent: the first one does, the rest find it.
-// A read comes before the write: launchers tend their leases at times of their own, so most
-// find the key set, and a thousand launchers do not make a thousand raft rounds of one will.
-Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
-  while (wills_) {
-    auto message = wills_->next_message(Clock::now());
-    if (!message) {
-      wills_.reset();  // its member was lost: watch again on another, from where it was
-      if (auto again = open_will_watch(deadline); !again) return again.error();
-      continue;
-    }
-    if (!*message) return true;
-    auto events = events_of(**message);
-    if (!events) return events.error();
-    for (const WatchEvent& event : *events) {
-      wills_seen_ = std::max(wills_seen_, event.revision);
-      if (event.put || event.previous.empty() || event.previous == kClearedWill) continue;
-      auto will = json::parse(event.previous, nullptr, false);
-      if (!will.is_object()) continue;
-      const std::string key = to_base64(full_key(will.value("key", std::string())));
-      auto present = call("/v3/kv/range", {{"key", key}, {"count_only", true}}, deadline);
-      if (!present) return present.error();
-      if (number_of(*present, "count") > 0) continue;
-      json put = {{"key", key}, {"value", to_base64(will.value("value", std::string()))}};
-      json txn = {{"compare", json::array({{{"key", key},
-                                            {"target", "CREATE"},
-                                            {"result", "EQUAL"},
-                                            {"create_revision", "0"}}})},
-                  {"success", json::array({{{"request_put", put}}})}};
-      if (auto done = call("/v3/kv/txn", txn, deadline); !done) return done.error();
-    }
-  }
   return true;
 }
 

@@ -16,6 +16,7 @@
 
 #include "etcd/etcd_access.hpp"
 #include "etcd/http_connection.hpp"
+#include "etcd/unary_channel.hpp"
 
 namespace aml::etcd {
 
@@ -73,6 +74,8 @@ class EtcdSession {
   long long next_serial() { return ++serial_; }
   std::string endpoints_text() const;
   std::string local_address() const { return local_address_; }
+  // How its unary calls go: "gRPC" or "the JSON gateway".
+  std::string transport() const { return grpc_ ? "gRPC" : "the JSON gateway"; }
   std::chrono::milliseconds lease_ttl() const { return options_.lease_ttl; }
   // How long a call waits on one member before it moves on to the next.
   std::chrono::milliseconds member_try() const;
@@ -88,12 +91,16 @@ class EtcdSession {
   // etcd's auth token for options_.access.user (tokens expire: asked again when refused).
   Result<bool> authenticate(Clock::time_point deadline);
   Result<HttpConnection> open(const std::string& endpoint, Clock::time_point deadline);
+  // The connection for unary calls: gRPC where the session speaks it, else the gateway.
+  Result<std::unique_ptr<UnaryChannel>> open_unary(const std::string& endpoint,
+                                                   Clock::time_point deadline);
 
   SessionOptions options_;
   std::shared_ptr<TlsContext> tls_;
   std::string token_;
   std::size_t current_ = 0;  // the member in use
-  std::optional<HttpConnection> unary_;
+  bool grpc_ = false;        // unary calls through etcd's gRPC API (else the JSON gateway)
+  std::unique_ptr<UnaryChannel> unary_;
   std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended
   long long wills_seen_ = 0;             // the last revision read from that watch
   std::string lease_;

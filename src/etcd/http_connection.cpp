@@ -1,165 +1,53 @@
 #include "etcd/http_connection.hpp"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <memory>
+#include <cstdio>
 #include <utility>
-
-#include "etcd/socket_wait.hpp"
 
 namespace aml::etcd {
 namespace {
 
 constexpr std::size_t kMaxAnswer = 64u << 20;  // a range of thousands of keys stays far below
 
-// A non-blocking connect that gives up at the deadline (a host that is gone does not answer).
-Result<int> connect_by(const addrinfo& a, Clock::time_point deadline, std::string& why) {
-  int fd = socket(a.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return invalid("socket", "", std::strerror(errno));
-  if (connect(fd, a.ai_addr, a.ai_addrlen) != 0 && errno != EINPROGRESS) {
-    why = std::strerror(errno);
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  if (!ready(fd, POLLOUT, deadline)) {
-    why = "no answer";
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  int error = 0;
-  socklen_t size = sizeof(error);
-  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-  if (error != 0) {
-    why = std::strerror(error);
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
 }  // namespace
 
 Result<HttpConnection> HttpConnection::open(const std::string& host, int port,
                                             Clock::time_point deadline,
                                             const std::shared_ptr<TlsContext>& tls) {
-  const std::string where = host + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    return invalid("etcd", where, std::string("a host that resolves (") + gai_strerror(rc) + ")");
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    auto fd = connect_by(*a, deadline, why);
-    if (!fd) continue;
-    HttpConnection connection(*fd, where);
-    if (tls) {
-      auto stream = TlsStream::connect(tls, *fd, host, where, deadline);
-      if (!stream) return stream.error();
-      connection.tls_ = std::move(*stream);
-    }
-    return connection;
-  }
-  return invalid("etcd", where, "an etcd member accepting connections (" + why + ")");
+  auto socket = MemberSocket::connect(host, port, deadline, tls);
+  if (!socket) return socket.error();
+  return HttpConnection(std::move(*socket));
 }
 
 Error HttpConnection::failure(const std::string& what) const {
-  return invalid("etcd", where_, what);
-}
-
-std::string HttpConnection::local_address() const {
-  sockaddr_storage address{};
-  socklen_t size = sizeof(address);
-  if (getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* raw =
-      address.ss_family == AF_INET6
-          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)
-          : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&address)->sin_addr);
-  return inet_ntop(address.ss_family, raw, text, sizeof(text)) ? text : "";
+  return invalid("etcd", socket_.where, what);
 }
 
 Result<bool> HttpConnection::send_request(const std::string& path, const std::string& body,
                                           Clock::time_point deadline) {
   const std::string request =
-      "POST " + path + " HTTP/1.1\r\nHost: " + where_ +
+      "POST " + path + " HTTP/1.1\r\nHost: " + socket_.where +
       (authorization_.empty() ? "" : "\r\nAuthorization: " + authorization_) +
       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n" + body;
-  std::string_view left = request;
-  while (tls_ && !left.empty()) {
-    auto n = tls_->write(left);
-    if (!n) return n.error();
-    if (*n == 0 && !ready(fd_.get(), tls_->wants(), deadline)) {
-      return failure("to take a request in time");
-    }
-    left.remove_prefix(*n);
-  }
-  while (!left.empty()) {
-    if (!ready(fd_.get(), POLLOUT, deadline)) return failure("to take a request in time");
-    ssize_t n = send(fd_.get(), left.data(), left.size(), MSG_NOSIGNAL);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    if (n <= 0) return failure(std::string("to take a request (") + std::strerror(errno) + ")");
-    left.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// Decrypted bytes that OpenSSL holds are read before the socket is polled (it may have none).
-Result<bool> HttpConnection::fill_tls(Clock::time_point deadline) {
-  char buffer[16384];
-  for (;;) {
-    auto n = tls_->read(buffer, sizeof(buffer));
-    if (!n) return n.error();
-    if (*n > 0) {
-      raw_.append(buffer, *n);
-      while (tls_->pending()) {
-        auto more = tls_->read(buffer, sizeof(buffer));
-        if (!more) return more.error();
-        if (*more == 0) break;
-        raw_.append(buffer, *more);
-      }
-      if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
-      return true;
-    }
-    if (!ready(fd_.get(), tls_->wants(), deadline)) return false;
-  }
+  return socket_.write_all(request, deadline);
 }
 
 Result<bool> HttpConnection::fill(Clock::time_point deadline) {
-  if (tls_) return fill_tls(deadline);
-  if (!ready(fd_.get(), POLLIN, deadline)) return false;
   char buffer[65536];
-  for (;;) {
-    ssize_t n = recv(fd_.get(), buffer, sizeof(buffer), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) return false;
-    if (n < 0) return failure(std::string("an answer (") + std::strerror(errno) + ")");
-    if (n == 0) {
-      return failure(std::string("an answer (the connection closed") +
-                     (raw_.empty() ? "; does etcd want TLS: https:// members, --rdzv-conf "
-                                     "cacert=...?)"
-                                   : ")"));
+  auto n = socket_.read_some(buffer, sizeof(buffer), deadline);
+  if (!n) {
+    if (raw_.empty() && !socket_.tls && n.error().message().find("closed") != std::string::npos) {
+      return failure(
+          "an answer (the connection closed; does etcd want TLS: https:// members, --rdzv-conf "
+          "cacert=...?)");
     }
-    raw_.append(buffer, static_cast<std::size_t>(n));
-    if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
-    return true;
+    return n.error();
   }
+  if (*n == 0) return false;
+  raw_.append(buffer, *n);
+  if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
+  return true;
 }
 
 Result<std::optional<std::string>> HttpConnection::read_line(Clock::time_point deadline) {

@@ -9,26 +9,24 @@
 #include <optional>
 #include <string>
 
-#include "etcd/tls.hpp"
-#include "util/unique_fd.hpp"
+#include "etcd/member_socket.hpp"
+#include "etcd/unary_channel.hpp"
 
 namespace aml::etcd {
 
-using Clock = std::chrono::steady_clock;
-
-struct HttpAnswer {
-  int status = 0;
-  std::string body;
-};
-
-class HttpConnection {
+class HttpConnection : public UnaryChannel {
  public:
   // Connects within the deadline (a host that does not answer is an error by then).
   // With `tls`, the TLS handshake too, by the same deadline.
   static Result<HttpConnection> open(const std::string& host, int port, Clock::time_point deadline,
                                      const std::shared_ptr<TlsContext>& tls = nullptr);
   // etcd's auth token, sent with every request from now on ("": none).
-  void set_authorization(std::string token) { authorization_ = std::move(token); }
+  void set_authorization(std::string token) override { authorization_ = std::move(token); }
+  // A unary call of the gateway: the request as JSON text.
+  Result<HttpAnswer> unary(const std::string& path, const nlohmann::json& request,
+                           Clock::time_point deadline) override {
+    return post(path, request.dump(), deadline);
+  }
 
   // One request and its whole answer.
   Result<HttpAnswer> post(const std::string& path, const std::string& body,
@@ -41,25 +39,22 @@ class HttpConnection {
   // first. An error when the stream ended.
   Result<std::optional<std::string>> next_message(Clock::time_point deadline);
 
-  int fd() const { return fd_.get(); }
-  const std::string& where() const { return where_; }
-  std::string local_address() const;
+  int fd() const { return socket_.fd.get(); }
+  const std::string& where() const override { return socket_.where; }
+  std::string local_address() const override { return socket_.local_address(); }
 
  private:
-  HttpConnection(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
+  explicit HttpConnection(MemberSocket socket) : socket_(std::move(socket)) {}
   Result<bool> send_request(const std::string& path, const std::string& body,
                             Clock::time_point deadline);
   Result<bool> fill(Clock::time_point deadline);  // reads what is there, waiting until deadline
-  Result<bool> fill_tls(Clock::time_point deadline);
   Result<std::optional<std::string>> read_line(Clock::time_point deadline);
   Result<int> read_head(Clock::time_point deadline);  // status; sets chunked_/length_
   // Moves the decoded body bytes of a chunked answer from raw_ to body_ (as far as possible).
   Result<bool> dechunk();
   Error failure(const std::string& what) const;
 
-  UniqueFd fd_;
-  std::string where_;
-  std::unique_ptr<TlsStream> tls_;
+  MemberSocket socket_;
   std::string authorization_;
   std::string raw_;   // bytes read, not yet consumed
   std::string body_;  // a chunked stream's decoded bytes

@@ -36,6 +36,8 @@ struct TlsApi {
   int (*SSL_pending)(const void*);
   long (*SSL_ctrl)(void*, int, long, void*);
   int (*SSL_set1_host)(void*, const char*);
+  int (*SSL_set_alpn_protos)(void*, const unsigned char*, unsigned);
+  void (*SSL_get0_alpn_selected)(const void*, const unsigned char**, unsigned*);
   void* (*SSL_get0_param)(void*);
   int (*X509_VERIFY_PARAM_set1_ip_asc)(void*, const char*);
   long (*SSL_get_verify_result)(const void*);
@@ -86,6 +88,8 @@ Result<TlsApi> load_api() {
   AML_BIND(SSL_pending);
   AML_BIND(SSL_ctrl);
   AML_BIND(SSL_set1_host);
+  AML_BIND(SSL_set_alpn_protos);
+  AML_BIND(SSL_get0_alpn_selected);
   AML_BIND(SSL_get0_param);
   AML_BIND(X509_VERIFY_PARAM_set1_ip_asc);
   AML_BIND(SSL_get_verify_result);
@@ -158,7 +162,8 @@ TlsContext::~TlsContext() { api_->SSL_CTX_free(ctx_); }
 Result<std::unique_ptr<TlsStream>> TlsStream::connect(std::shared_ptr<TlsContext> context, int fd,
                                                       const std::string& host,
                                                       const std::string& where,
-                                                      Clock::time_point deadline) {
+                                                      Clock::time_point deadline,
+                                                      std::string_view alpn) {
   const TlsApi& a = *context->api_;
   a.ERR_clear_error();
   void* ssl = a.SSL_new(context->ctx_);
@@ -171,6 +176,13 @@ Result<std::unique_ptr<TlsStream>> TlsStream::connect(std::shared_ptr<TlsContext
   } else {
     a.SSL_ctrl(ssl, kCtrlSetTlsextHostname, 0, const_cast<char*>(host.c_str()));
     a.SSL_set1_host(ssl, host.c_str());
+  }
+  if (!alpn.empty()) {
+    // ALPN's list: each protocol's name after its length.
+    std::string offered(1, static_cast<char>(alpn.size()));
+    offered += alpn;
+    a.SSL_set_alpn_protos(ssl, reinterpret_cast<const unsigned char*>(offered.data()),
+                          static_cast<unsigned>(offered.size()));
   }
   for (;;) {
     const int result = a.SSL_connect(ssl);
@@ -199,6 +211,13 @@ Result<std::unique_ptr<TlsStream>> TlsStream::connect(std::shared_ptr<TlsContext
 }
 
 TlsStream::~TlsStream() { context_->api_->SSL_free(ssl_); }
+
+std::string TlsStream::protocol() const {
+  const unsigned char* name = nullptr;
+  unsigned size = 0;
+  context_->api_->SSL_get0_alpn_selected(ssl_, &name, &size);
+  return name ? std::string(reinterpret_cast<const char*>(name), size) : "";
+}
 
 bool TlsStream::pending() const { return context_->api_->SSL_pending(ssl_) > 0; }
 

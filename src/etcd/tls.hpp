@@ -40,11 +40,13 @@ class TlsContext {
 class TlsStream {
  public:
   using Clock = std::chrono::steady_clock;
-  // The handshake, by the deadline; `host` is what the member's certificate must name.
+  // The handshake, by the deadline; `host` is what the member's certificate must name, alpn
+  // the application protocol offered ("h2"; "" none).
   static Result<std::unique_ptr<TlsStream>> connect(std::shared_ptr<TlsContext> context, int fd,
                                                     const std::string& host,
                                                     const std::string& where,
-                                                    Clock::time_point deadline);
+                                                    Clock::time_point deadline,
+                                                    std::string_view alpn = {});
   ~TlsStream();
   TlsStream(const TlsStream&) = delete;
   TlsStream& operator=(const TlsStream&) = delete;
@@ -54,7 +56,9 @@ class TlsStream {
   Result<std::size_t> write(std::string_view data);
   Result<std::size_t> read(char* buffer, std::size_t size);
   short wants() const { return wants_; }
-  bool pending() const;  // decrypted bytes wait inside: read before polling the socket
+  bool pending() const;
+  std::string protocol() const;  // the application protocol agreed (ALPN; "" none)  // decrypted
+                                 // bytes wait inside: read before polling the socket
 
  private:
   TlsStream(std::shared_ptr<TlsContext> context, void* ssl, std::string where)

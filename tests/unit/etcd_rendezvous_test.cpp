@@ -33,13 +33,26 @@ class EtcdRendezvousTest : public ::testing::Test {
   static void SetUpTestSuite() { server_ = std::make_unique<EtcdServer>("rendezvous"); }
   static void TearDownTestSuite() { server_.reset(); }
 
+  // The transport under test: etcd's gRPC API, or its JSON gateway where
+  // AML_TEST_ETCD_TRANSPORT=gateway (CTest runs these tests both ways).
+  static Access transport() {
+    Access access;
+    const char* chosen = std::getenv("AML_TEST_ETCD_TRANSPORT");
+    access.transport =
+        chosen && std::string(chosen) == "gateway" ? Transport::gateway : Transport::grpc;
+    return access;
+  }
+
   // A launcher's session under this test's own prefix.
   static std::shared_ptr<EtcdSession> session(std::chrono::milliseconds ttl = 5s) {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     auto started = EtcdSession::start(
-        {{server_->endpoint()}, std::string("/t/") + test->name() + "/", ttl, "", {}}, 5s);
+        {{server_->endpoint()}, std::string("/t/") + test->name() + "/", ttl, "", transport()}, 5s);
     EXPECT_TRUE(started.ok()) << (started.ok() ? "" : started.error().message());
-    return started.ok() ? *started : nullptr;
+    if (!started.ok()) return nullptr;
+    EXPECT_EQ((*started)->transport(),
+              transport().transport == Transport::grpc ? "gRPC" : "the JSON gateway");
+    return *started;
   }
 
   static inline std::unique_ptr<EtcdServer> server_;
@@ -291,8 +304,8 @@ TEST_F(EtcdRendezvousTest, AWatchedKeyWakesOneDescriptorThatNeverChanges) {
 }
 
 TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
-  auto started =
-      EtcdSession::start({{"127.0.0.1:1", server_->endpoint()}, "/t/passed/", 5s, "", {}}, 5s);
+  auto started = EtcdSession::start(
+      {{"127.0.0.1:1", server_->endpoint()}, "/t/passed/", 5s, "", transport()}, 5s);
   ASSERT_TRUE(started.ok()) << started.error().message();
   EtcdRendezvous client(*started);
   EXPECT_TRUE(client.set("k", "v").ok());
@@ -300,7 +313,7 @@ TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
 
 TEST_F(EtcdRendezvousTest, NoMemberAnsweringIsAnErrorNamingThemAll) {
   auto started =
-      EtcdSession::start({{"127.0.0.1:1", "127.0.0.1:2"}, "/t/none/", 5s, "", {}}, 500ms);
+      EtcdSession::start({{"127.0.0.1:1", "127.0.0.1:2"}, "/t/none/", 5s, "", transport()}, 500ms);
   ASSERT_FALSE(started.ok());
   const std::string message = started.error().message();
   EXPECT_NE(message.find("127.0.0.1:1,127.0.0.1:2"), std::string::npos) << message;
@@ -338,7 +351,7 @@ TEST_F(EtcdRendezvousTest, SomethingThatIsNotEtcdIsNamedAndNotWaitedOn) {
     });
     const std::string where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
     const auto before = std::chrono::steady_clock::now();
-    auto started = EtcdSession::start({{where}, "/t/", 5s, "", {}}, 1500ms);
+    auto started = EtcdSession::start({{where}, "/t/", 5s, "", transport()}, 1500ms);
     done = true;
     server.join();
     close(listener);

@@ -1,0 +1,68 @@
+// The last wills of launchers whose lease ended (DESIGN §5): a will is a leased key whose value
+// says what to set; its deletion (the lease's end) is watched by a few launchers of the job,
+// and the first to see it sets the key where absent.
+#include <algorithm>
+
+#include "etcd/base64.hpp"
+#include "etcd/etcd_session.hpp"
+#include "etcd/gateway_json.hpp"
+
+namespace aml::etcd {
+
+using nlohmann::json;
+
+// From now on when it starts: the deletions it did not watch were the watchers' of then.
+Result<bool> EtcdSession::watch_wills(bool on, Clock::time_point deadline) {
+  if (!on) {
+    wills_.reset();
+    wills_seen_ = 0;
+    return true;
+  }
+  return wills_ ? Result<bool>(true) : open_will_watch(deadline);
+}
+
+Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
+  auto watching = watch(kWills, prefix_end(std::string(kWills)), wills_seen_ ? wills_seen_ + 1 : 0,
+                        true, deadline);
+  if (!watching) return watching.error();
+  wills_.emplace(std::move(*watching));
+  return true;
+}
+
+// A will's key is deleted when its launcher's lease ends; its value (prev_kv) says what to
+// set. Every launcher that sees it sets it where absent: the first one does, the rest find it.
+// A read comes before the write: launchers tend their leases at times of their own, so most
+// find the key set, and a thousand launchers do not make a thousand raft rounds of one will.
+Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
+  while (wills_) {
+    auto message = wills_->next_message(Clock::now());
+    if (!message) {
+      wills_.reset();  // its member was lost: watch again on another, from where it was
+      if (auto again = open_will_watch(deadline); !again) return again.error();
+      continue;
+    }
+    if (!*message) return true;
+    auto events = events_of(**message);
+    if (!events) return events.error();
+    for (const WatchEvent& event : *events) {
+      wills_seen_ = std::max(wills_seen_, event.revision);
+      if (event.put || event.previous.empty() || event.previous == kClearedWill) continue;
+      auto will = json::parse(event.previous, nullptr, false);
+      if (!will.is_object()) continue;
+      const std::string key = to_base64(full_key(will.value("key", std::string())));
+      auto present = call("/v3/kv/range", {{"key", key}, {"count_only", true}}, deadline);
+      if (!present) return present.error();
+      if (number_of(*present, "count") > 0) continue;
+      json put = {{"key", key}, {"value", to_base64(will.value("value", std::string()))}};
+      json txn = {{"compare", json::array({{{"key", key},
+                                            {"target", "CREATE"},
+                                            {"result", "EQUAL"},
+                                            {"create_revision", "0"}}})},
+                  {"success", json::array({{{"request_put", put}}})}};
+      if (auto done = call("/v3/kv/txn", txn, deadline); !done) return done.error();
+    }
+  }
+  return true;
+}
+
+}  // namespace aml::etcd

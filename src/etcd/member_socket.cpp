@@ -1,0 +1,135 @@
+#include "etcd/member_socket.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "etcd/socket_wait.hpp"
+
+namespace aml::etcd {
+namespace {
+
+// A non-blocking connect that gives up at the deadline (a host that is gone does not answer).
+Result<int> connect_by(const addrinfo& a, Clock::time_point deadline, std::string& why) {
+  int fd = socket(a.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return invalid("socket", "", std::strerror(errno));
+  if (connect(fd, a.ai_addr, a.ai_addrlen) != 0 && errno != EINPROGRESS) {
+    why = std::strerror(errno);
+    ::close(fd);
+    return invalid("connect", "", why);
+  }
+  if (!ready(fd, POLLOUT, deadline)) {
+    why = "no answer";
+    ::close(fd);
+    return invalid("connect", "", why);
+  }
+  int error = 0;
+  socklen_t size = sizeof(error);
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+  if (error != 0) {
+    why = std::strerror(error);
+    ::close(fd);
+    return invalid("connect", "", why);
+  }
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
+}  // namespace
+
+Result<MemberSocket> MemberSocket::connect(const std::string& host, int port,
+                                           Clock::time_point deadline,
+                                           const std::shared_ptr<TlsContext>& tls,
+                                           std::string_view alpn) {
+  const std::string where = host + ":" + std::to_string(port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+    return invalid("etcd", where, std::string("a host that resolves (") + gai_strerror(rc) + ")");
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    auto fd = connect_by(*a, deadline, why);
+    if (!fd) continue;
+    MemberSocket socket{UniqueFd(*fd), nullptr, where};
+    if (tls) {
+      auto stream = TlsStream::connect(tls, *fd, host, where, deadline, alpn);
+      if (!stream) return stream.error();
+      socket.tls = std::move(*stream);
+    }
+    return socket;
+  }
+  return invalid("etcd", where, "an etcd member accepting connections (" + why + ")");
+}
+
+Result<bool> MemberSocket::write_all(std::string_view left, Clock::time_point deadline) {
+  while (tls && !left.empty()) {
+    auto n = tls->write(left);
+    if (!n) return n.error();
+    if (*n == 0 && !ready(fd.get(), tls->wants(), deadline)) {
+      return invalid("etcd", where, "to take a request in time");
+    }
+    left.remove_prefix(*n);
+  }
+  while (!left.empty()) {
+    if (!ready(fd.get(), POLLOUT, deadline)) {
+      return invalid("etcd", where, "to take a request in time");
+    }
+    ssize_t n = send(fd.get(), left.data(), left.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      return invalid("etcd", where,
+                     std::string("to take a request (") + std::strerror(errno) + ")");
+    }
+    left.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+Result<std::size_t> MemberSocket::read_some(char* buffer, std::size_t size,
+                                            Clock::time_point deadline) {
+  if (tls) {
+    // Decrypted bytes that OpenSSL holds come before the socket is polled (it may have none).
+    for (;;) {
+      auto n = tls->read(buffer, size);
+      if (!n || *n > 0) return n;
+      if (!ready(fd.get(), tls->wants(), deadline)) return std::size_t{0};
+    }
+  }
+  if (!ready(fd.get(), POLLIN, deadline)) return std::size_t{0};
+  for (;;) {
+    ssize_t n = recv(fd.get(), buffer, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return std::size_t{0};
+    if (n < 0)
+      return invalid("etcd", where, std::string("an answer (") + std::strerror(errno) + ")");
+    if (n == 0) return invalid("etcd", where, "an answer (the connection closed)");
+    return static_cast<std::size_t>(n);
+  }
+}
+
+std::string MemberSocket::local_address() const {
+  sockaddr_storage address{};
+  socklen_t size = sizeof(address);
+  if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&address), &size) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw =
+      address.ss_family == AF_INET6
+          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&address)->sin6_addr)
+          : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&address)->sin_addr);
+  return inet_ntop(address.ss_family, raw, text, sizeof(text)) ? text : "";
+}
+
+}  // namespace aml::etcd
