@@ -28,7 +28,9 @@ requests: what one request of each kind the rendezvous makes costs etcd (its thr
   that the calls per launcher above multiply.
 
 transport: the same requests through the gateway and through etcd's own gRPC API (Debian's
-  python3-grpcio; protobuf written by hand), side by side: what the gateway costs etcd.
+  python3-grpcio; protobuf written by hand), side by side: what the gateway costs etcd. A
+  watch is created and closed: through the gateway always on a connection of its own (an
+  HTTP/1.1 stream), through gRPC on one of its own or as a stream of a shared connection.
 
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
@@ -528,9 +530,35 @@ def protobuf_bytes(field, data):
     return out + bytes([size]) + data
 
 
+def grpc_watches(channel, endpoint, kind, client, count):
+    """Watches created and closed: each on a channel of its own, or streams of one channel."""
+    import grpc
+    for k in range(count):
+        own = grpc.insecure_channel(endpoint) if "own" in kind else channel
+        watch = own.stream_stream("/etcdserverpb.Watch/Watch", request_serializer=None,
+                                  response_deserializer=None)
+        created = threading.Event()
+        # WatchRequest.create_request (1) {key (1)}; the stream stays open until it is created.
+        request = protobuf_bytes(1, protobuf_bytes(1, f"bench/{kind}/{client}/{k}".encode()))
+
+        def requests_of(request=request, created=created):
+            yield request
+            created.wait()
+        answers = watch(requests_of())
+        next(answers)
+        created.set()
+        answers.cancel()
+        if own is not channel:
+            own.close()
+
+
 def grpc_client(endpoint, kind, client, count):
     import grpc  # Debian's python3-grpcio
     channel = grpc.insecure_channel(endpoint)
+    if kind.startswith("watch"):
+        grpc_watches(channel, endpoint, kind, client, count)
+        channel.close()
+        return
     method = "/etcdserverpb.KV/Put" if kind == "put" else "/etcdserverpb.KV/Range"
     call = channel.unary_unary(method, request_serializer=None, response_deserializer=None)
     for k in range(count):
@@ -553,7 +581,8 @@ def transport():
               f"each; medians of {rounds} rounds, the transports alternating")
         print("| request | etcd CPU per request, gateway | gRPC | gateway over gRPC |")
         print("|---|---:|---:|---:|")
-        for kind in ("put", "range", "serializable range"):
+        for kind in ("put", "range", "serializable range", "watch (own connection)",
+                     "watch (gRPC: a stream of a shared connection)"):
             cost = {"gateway": [], "grpc": []}
             for _ in range(rounds):
                 for how, client in (("gateway", request_client), ("grpc", grpc_client)):

@@ -31,7 +31,6 @@ Clock::time_point EtcdRendezvous::reply_deadline() const {
 }
 
 Result<json> EtcdRendezvous::call(const std::string& path, const json& request) {
-  batch_absent_.clear();  // good for the call right after the batch alone
   const auto deadline = reply_deadline();
   if (auto tended = session_->tend(deadline); !tended) return tended.error();
   return session_->call(path, request, deadline);
@@ -63,6 +62,17 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::last_will:
         success.push_back({{"request_put", will_put(op.key, op.value)}});
         break;
+      case BatchOp::Kind::create:  // a transaction of its own inside: put where absent
+        success.push_back(
+            {{"request_txn",
+              {{"compare", json::array({{{"key", key},
+                                         {"target", "CREATE"},
+                                         {"result", "EQUAL"},
+                                         {"create_revision", "0"}}})},
+               {"success",
+                json::array({{{"request_put", {{"key", key}, {"value", to_base64(op.value)}}}}})},
+               {"failure", json::array({{{"request_range", {{"key", key}}}}})}}}});
+        break;
     }
   }
   auto answer = call("/v3/kv/txn", {{"success", success}});
@@ -74,8 +84,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
                        " operations (got " + answer->dump().substr(0, 200) + ")");
   }
   std::vector<std::optional<std::string>> results(ops.size());
-  batch_absent_.clear();
-  batch_revision_ = number_of(answer->value("header", json::object()), "revision");
+  std::vector<std::string> absent;
   for (std::size_t i = 0; i < ops.size(); ++i) {
     switch (ops[i].kind) {
       case BatchOp::Kind::set:
@@ -85,7 +94,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
         for (const json& kv : range.value("kvs", json::array())) {
           results[i] = from_base64(text_of(kv, "value")).value_or("");
         }
-        if (!results[i]) batch_absent_.insert(ops[i].key);
+        if (!results[i]) absent.push_back(ops[i].key);
         break;
       }
       case BatchOp::Kind::add: {
@@ -98,8 +107,24 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::last_will:
         will_set_ = true;
         break;
+      case BatchOp::Kind::create: {
+        const json txn = responses[i].value("response_txn", json::object());
+        if (txn.value("succeeded", false)) {
+          results[i] = ops[i].value;
+          break;
+        }
+        for (const json& inner : txn.value("responses", json::array())) {
+          const json range = inner.value("response_range", json::object());
+          for (const json& kv : range.value("kvs", json::array())) {
+            results[i] = from_base64(text_of(kv, "value")).value_or("");
+          }
+        }
+        if (!results[i]) results[i] = std::string();  // deleted meanwhile: as compare_set says
+        break;
+      }
     }
   }
+  session_->remember_absent(absent, number_of(answer->value("header", json::object()), "revision"));
   return results;
 }
 

@@ -64,6 +64,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::vector<std::optional<std::string>>> read(const std::vector<std::string>& keys,
                                                        long long& revision, bool then_watched);
   void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
+  Result<bool> start_from();                 // start_get's read: where its watch begins
   nlohmann::json will_put(std::string_view key, std::string_view value) const;
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);
@@ -83,10 +84,6 @@ class EtcdRendezvous : public RendezvousClient {
   std::string count_key_;
   std::int64_t count_ = 0;
   long long count_revision_ = 0;  // the last revision of the count seen
-  // The keys the last batch found absent, and its revision: a wait for one of them that comes
-  // right after it watches from there without reading it again.
-  std::set<std::string> batch_absent_;
-  long long batch_revision_ = 0;
 };
 
 }  // namespace aml::etcd

@@ -67,8 +67,10 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
   long long revision = 0;
   Result<std::vector<std::optional<std::string>>> values =
       std::vector<std::optional<std::string>>(1);
-  if (timeout.count() > 0 && keys.size() == 1 && batch_absent_.erase(keys.front()) > 0) {
-    revision = batch_revision_;  // absent there: whatever came since, the watch brings
+  const auto absent =
+      timeout.count() > 0 && keys.size() == 1 ? session_->absent_since(keys.front()) : std::nullopt;
+  if (absent) {
+    revision = *absent;  // absent there: whatever came since, the watch brings
   } else {
     values = read(keys, revision, timeout.count() > 0);
   }
@@ -192,17 +194,26 @@ void EtcdRendezvous::watch_on(HttpConnection connection) {
 }
 
 Result<bool> EtcdRendezvous::start_get(std::string_view key, milliseconds) {
-  auto answer = call("/v3/kv/range", {{"key", to_base64(session_->full_key(key))},
+  watched_ = std::string(key);
+  if (auto absent = session_->absent_since(watched_)) {
+    watched_from_ = *absent + 1;  // a batch found it absent there
+  } else if (auto read = start_from(); !read) {
+    return read.error();
+  }
+  auto watching = session_->watch(watched_, "", watched_from_, false, reply_deadline());
+  if (!watching) return watching.error();
+  watch_on(std::move(*watching));
+  return true;
+}
+
+Result<bool> EtcdRendezvous::start_from() {
+  auto answer = call("/v3/kv/range", {{"key", to_base64(session_->full_key(watched_))},
                                       {"serializable", true}});  // watched from its revision
   if (!answer) return answer.error();
   const json kvs = answer->value("kvs", json::array());
   // From the key's last change where it exists: the watch's first event is its value.
   watched_from_ = kvs.empty() ? number_of(answer->value("header", json::object()), "revision") + 1
                               : number_of(kvs.front(), "mod_revision");
-  watched_ = std::string(key);
-  auto watching = session_->watch(watched_, "", watched_from_, false, reply_deadline());
-  if (!watching) return watching.error();
-  watch_on(std::move(*watching));
   return true;
 }
 

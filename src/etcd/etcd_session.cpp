@@ -23,6 +23,8 @@ constexpr std::chrono::milliseconds kShortestMemberTry{500};
 constexpr std::chrono::milliseconds kLongestMemberTry{2000};
 // Once etcd was found unreachable: how long a call tries until a member answers again.
 constexpr std::chrono::milliseconds kUnreachableTry{500};
+// How long a batch's "absent at revision R" stays good for a watch from R + 1.
+constexpr std::chrono::milliseconds kAbsentKept{10000};
 
 std::pair<std::string, int> host_port(const std::string& endpoint) {
   const auto colon = endpoint.rfind(':');
@@ -348,6 +350,21 @@ Result<bool> EtcdSession::keep_alive(Clock::time_point deadline) {
   }
   next_keep_alive_ = Clock::now() + options_.lease_ttl / 3;
   return true;
+}
+
+void EtcdSession::remember_absent(const std::vector<std::string>& keys, long long revision) {
+  absent_.clear();  // only the last batch's
+  for (const std::string& key : keys) absent_[key] = {revision, Clock::now()};
+}
+
+std::optional<long long> EtcdSession::absent_since(const std::string& key) {
+  auto found = absent_.find(key);
+  if (found == absent_.end()) return std::nullopt;
+  const auto [revision, when] = found->second;
+  absent_.erase(found);
+  // Soon after, or the revision may be compacted away (etcd's --auto-compaction-*).
+  if (Clock::now() - when > kAbsentKept) return std::nullopt;
+  return revision;
 }
 
 Result<bool> EtcdSession::tend(Clock::time_point deadline) {

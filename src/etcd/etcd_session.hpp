@@ -7,6 +7,7 @@
 
 #include <aml/error.hpp>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -68,6 +69,10 @@ class EtcdSession {
   // launchers of a job do: each will put is an event for every launcher that watches.
   Result<bool> watch_wills(bool on, Clock::time_point deadline);
   Clock::time_point next_keep_alive() const { return next_keep_alive_; }
+  // Keys a batch found absent at its revision: a wait for one of them soon after (on any of
+  // the launcher's connections) watches from there without reading it again. Taken once.
+  void remember_absent(const std::vector<std::string>& keys, long long revision);
+  std::optional<long long> absent_since(const std::string& key);
 
   std::string full_key(std::string_view key) const { return options_.prefix + std::string(key); }
   const std::string& lease() const { return lease_; }
@@ -110,6 +115,7 @@ class EtcdSession {
   // (a job that lost etcd ends without waiting on it once per call).
   bool unreachable_ = false;
   Clock::time_point next_keep_alive_;
+  std::map<std::string, std::pair<long long, Clock::time_point>> absent_;  // revision, when
 };
 
 // The first key after every key that starts with `prefix` (etcd's range_end for a prefix).

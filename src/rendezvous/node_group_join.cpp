@@ -42,9 +42,29 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   watch_.reset();
   const NodeInfo& self = options_.self;
   const std::string me = to_json(self);
-  auto stored = control_->compare_set(node_key("node", self.node_rank), "", me);
-  if (!stored) return stored.error();
+  // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it;
+  // etcd, once its lease ends.
+  JobFailure died = lost_node(
+      self.node_rank, on_etcd() ? "its etcd lease ended: it died, or was silent or cut off for "
+                                  "--node-timeout " +
+                                      seconds_text(options_.node_timeout)
+                                : "it died (its connection to the store closed)");
+  died.time.clear();  // not known when it is written
+  // Its entry. Under etcd in the same transaction: its last will (its death from here on ends
+  // the round) and whether the round's abort and verdict are there yet (if not, their watches
+  // begin at this transaction, without reading them again).
+  std::vector<BatchOp> entry = {BatchOp::create(node_key("node", self.node_rank), me)};
+  if (on_etcd()) {
+    entry.push_back(BatchOp::will(key("abort"), to_json(died)));
+    entry.push_back(BatchOp::get_now(key("abort")));
+    entry.push_back(BatchOp::get_now(key("verdict")));
+  }
+  auto entered = control_->batch(entry);
+  if (!entered) return entered.error();
+  const std::optional<std::string> stored = entered->front();
+  const std::optional<std::string> verdict = on_etcd() ? entered->back() : std::nullopt;
   if (*stored != me) {
+    if (on_etcd()) (void)control_->clear_last_will();  // not this node's round to end
     auto other = node_info_from_json(*stored);
     return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
                    "a node rank of its own; " +
@@ -73,22 +93,19 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
     return started.error();
   }
-  auto agreed = self.node_rank == 0 ? lead_round() : follow_round();
-  if (!agreed) return agreed;
+  auto agreed = self.node_rank == 0 ? lead_round() : follow_round(verdict);
+  if (!agreed) {
+    if (on_etcd()) (void)control_->clear_last_will();  // a failed rendezvous ends no round
+    return agreed;
+  }
   agreed->node_rank = self.node_rank;
   agreed->restarts_used = restarts_used;
   agreement_ = *agreed;
   if (!host_) {
-    // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it;
-    // etcd, once its lease ends.
-    JobFailure died = lost_node(
-        self.node_rank, on_etcd() ? "its etcd lease ended: it died, or was silent or cut off for "
-                                    "--node-timeout " +
-                                        seconds_text(options_.node_timeout)
-                                  : "it died (its connection to the store closed)");
-    died.time.clear();  // not known when it is written
-    if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
-      return will.error();
+    if (!on_etcd()) {
+      if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
+        return will.error();
+      }
     }
     if (auto watching = control_->watch_wills(self.node_rank < kWillWatchers); !watching) {
       return watching.error();
@@ -191,9 +208,10 @@ Result<Agreement> NodeGroup::lead_round() {
   return invalid("rendezvous", round_name(), error);
 }
 
-Result<Agreement> NodeGroup::follow_round() {
+Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen) {
   // Node 0 decides within the same timeout; a little more lets its verdict arrive.
-  auto text = control_->get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
+  auto text = seen ? Result<std::optional<std::string>>(seen)
+                   : control_->get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
   if (!text) {
     Error error = text.error();
     error.expected += on_etcd() ? " (etcd could not be reached during the rendezvous)"

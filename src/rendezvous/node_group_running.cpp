@@ -58,7 +58,8 @@ std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
   // First come, first named: a report after another node's changes nothing. The reply holds
   // the job's verdict, whichever it is: this node has read it.
   auto stored = control_->compare_set(key("abort"), "", to_json(mine));
-  if (mine.member != 0) (void)control_->set(node_key("heard", mine.member), "1");
+  // Node 0's store waits for its readers before it goes; etcd keeps the verdict.
+  if (mine.member != 0 && !on_etcd()) (void)control_->set(node_key("heard", mine.member), "1");
   if (!stored || *stored == kComplete) return std::nullopt;
   return job_failure_from_json(*stored);
 }
@@ -183,8 +184,9 @@ PeerNews NodeGroup::news_of(const std::string& verdict) {
     news.complete = true;
     return news;
   }
-  // Node 0 keeps the store up until every node has read this.
-  (void)control_->set(node_key("heard", options_.self.node_rank), "1");
+  // Node 0 keeps the store up until every node has read this (etcd keeps it anyway: a thousand
+  // writes fewer).
+  if (!on_etcd()) (void)control_->set(node_key("heard", options_.self.node_rank), "1");
   auto failure = job_failure_from_json(verdict);
   news.failure = failure ? *failure : lost_node(0, "it sent an unreadable failure report");
   return news;

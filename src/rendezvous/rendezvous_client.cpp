@@ -27,6 +27,12 @@ Result<std::vector<std::optional<std::string>>> RendezvousClient::batch(
       case BatchOp::Kind::last_will:
         if (auto done = set_last_will(op.key, op.value); !done) return done.error();
         break;
+      case BatchOp::Kind::create: {
+        auto stored = compare_set(op.key, "", op.value);
+        if (!stored) return stored.error();
+        results[i] = std::move(*stored);
+        break;
+      }
     }
   }
   return results;

@@ -20,10 +20,10 @@ namespace aml {
 
 // One of several operations sent together (RendezvousClient::batch).
 struct BatchOp {
-  enum class Kind { set, get, add, last_will };
+  enum class Kind { set, get, add, last_will, create };
   Kind kind = Kind::get;
   std::string key;
-  std::string value;  // set, last_will
+  std::string value;  // set, last_will, create
   static BatchOp set_to(std::string key, std::string value) {
     return {Kind::set, std::move(key), std::move(value)};
   }
@@ -31,6 +31,10 @@ struct BatchOp {
   static BatchOp add_one(std::string key) { return {Kind::add, std::move(key), ""}; }
   static BatchOp will(std::string key, std::string value) {
     return {Kind::last_will, std::move(key), std::move(value)};
+  }
+  // Set where absent: gives the value stored afterwards (compare_set with "" expected).
+  static BatchOp create(std::string key, std::string value) {
+    return {Kind::create, std::move(key), std::move(value)};
   }
 };
 
@@ -40,8 +44,9 @@ class RendezvousClient {
 
   // Operations on different keys that need not see each other, in one round trip where the
   // backend allows it (etcd: one transaction), else one after another. What each gives: get,
-  // the value now (nullopt: absent); add, the new count as text (add(key, 1)); set and
-  // last_will, nothing. A waiting launcher's steps are a few of these, not a dozen calls.
+  // the value now (nullopt: absent); add, the new count as text (add(key, 1)); create, the
+  // value stored afterwards; set and last_will, nothing. A waiting launcher's steps are a few of
+  // these, not a dozen calls.
   virtual Result<std::vector<std::optional<std::string>>> batch(const std::vector<BatchOp>& ops);
 
   virtual Result<bool> set(std::string_view key, std::string_view value) = 0;

@@ -248,6 +248,30 @@ TEST_F(EtcdRendezvousTest, AWaitRightAfterABatchMissesNothingPutBetween) {
   EXPECT_EQ(got->value_or("none"), "put again");  // both puts came, in order
 }
 
+// A node's entry is created in its join's batch (the first one kept, as compare_set keeps
+// it), and the batch's "absent" is good for a watch on another connection of the same
+// launcher: a put between the batch and the watch is not lost.
+TEST_F(EtcdRendezvousTest, ABatchCreatesWhereAbsentAndAnotherConnectionWatchesFromIt) {
+  auto shared = session();
+  EtcdRendezvous joining(shared);
+  EtcdRendezvous watching(shared);
+  EtcdRendezvous other(session());
+  auto joined = joining.batch({BatchOp::create("node/3", "mine"), BatchOp::get_now("verdict")});
+  ASSERT_TRUE(joined.ok()) << joined.error().message();
+  EXPECT_EQ((*joined)[0].value_or("none"), "mine");
+  EXPECT_FALSE((*joined)[1].has_value());
+  auto late = other.batch({BatchOp::create("node/3", "theirs")});
+  ASSERT_TRUE(late.ok()) << late.error().message();
+  EXPECT_EQ(late->front().value_or("none"), "mine");  // the first entry stays
+  ASSERT_TRUE(other.set("verdict", "agreed").ok());   // after the batch, before the watch
+  ASSERT_TRUE(watching.start_get("verdict", 1s).ok());
+  pollfd ready{watching.fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 3000), 1);
+  auto heard = watching.finish_get();
+  ASSERT_TRUE(heard.ok()) << heard.error().message();
+  EXPECT_EQ(heard->value_or("none"), "agreed");
+}
+
 TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
   auto mine = session(2s);
   EtcdRendezvous client(mine);
