@@ -282,7 +282,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
                  "KEY=VALUE,... with protocol=https, cacert=CA.pem, cert=CLIENT.pem, "
                  "key=CLIENT.key (TLS; OpenSSL's libssl is opened at run time), user=NAME, "
                  "password_file=FILE (etcd's authentication; or the password in "
-                 "AML_LAUNCH_ETCD_PASSWORD, never on the command line). Also PET_RDZV_CONF");
+                 "AML_LAUNCH_ETCD_PASSWORD, never on the command line), transport=grpc|gateway "
+                 "(etcd's gRPC API through a libnghttp2 opened at run time, or its JSON gateway; "
+                 "default: gRPC where libnghttp2 opens). Also PET_RDZV_CONF");
   app.add_option("--rdzv-last-call", raw.rdzv_last_call,
                  "Elastic: once MIN nodes have joined, start the round when no other node came "
                  "for this many seconds (default 3). Shorter starts sooner; a node that comes "

@@ -59,14 +59,17 @@ J=ok
 ARGS=(--nnodes 2:2 --rdzv-backend etcd --rdzv-endpoint "$HTTPS" --rdzv-id "ok-$$"
   --rdzv-conf "$CONF" --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 30
   --max-restarts 2)
+# Host 4 makes its calls through etcd's JSON gateway, the others through its gRPC API: both
+# transports in one job.
+GATEWAY_ARGS=("${ARGS[@]/#$CONF/$CONF,transport=gateway}")
 start $J 3 no_env "${ARGS[@]}"
 sleep 0.3
-start $J 4 no_env "${ARGS[@]}"
+start $J 4 no_env "${GATEWAY_ARGS[@]}"
 wait_file "$WORK/$J.rank.3.0" 20 && wait_file "$WORK/$J.rank.4.0" 10
 start $J 5 no_env "${ARGS[@]}"
 for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.5" 2>/dev/null && break; sleep 0.05; done
 ranks=$(cat "$WORK"/$J.rank.*.0 2>/dev/null | sort | tr '\n' ' ')
-check "TLS + client certificate + etcd user: two nodes make round 0 ($ranks), the third waits as a spare" \
+check "TLS + client certificate + etcd user, gRPC and the gateway: two nodes make round 0 ($ranks), the third waits as a spare" \
   bash -c "[ '$ranks' = '0 2 1 2 ' ] && grep -q 'hot spare' '$WORK/$J.out.5'" || show $J
 check "the password is in no process's command line" \
   bash -c "! grep -a -l -s -F -f '$WORK/password' /proc/[0-9]*/cmdline"
@@ -126,6 +129,10 @@ printf 'not a library\n' >"$WORK/libssl.so.3"
 no_libssl() { echo AML_TLS_LIBRARY="$WORK/libssl.so.3"; }  # as on an image without OpenSSL
 REFUSED_ENV=no_libssl refused no-libssl "libssl that opens" --rdzv-endpoint "$HTTPS" \
   --rdzv-conf "cacert=$T/ca.pem,cert=$T/client.pem,key=$T/client.key"
+printf 'not a library\n' >"$WORK/libnghttp2.so.14"
+no_libnghttp2() { echo AML_HTTP2_LIBRARY="$WORK/libnghttp2.so.14"; }  # an image without it
+REFUSED_ENV=no_libnghttp2 refused grpc-without-libnghttp2 "transport=grpc.*libnghttp2" \
+  --rdzv-endpoint "$HTTPS" --rdzv-conf "$CONF,transport=grpc"
 
 kill_marked_processes "$MARK"
 finish

@@ -60,6 +60,18 @@ TEST_F(EtcdAccessTest, BothOfTorchrunsSpellingsAndTlsImplied) {
   EXPECT_EQ(https->describe(), "TLS (CA the system's)");
 }
 
+TEST_F(EtcdAccessTest, TheTransportIsGrpcWhereItCanBeUnlessSaidOtherwise) {
+  EXPECT_EQ(parse_access("--rdzv-conf", "", false, {})->transport, Transport::automatic);
+  EXPECT_EQ(parse_access("--rdzv-conf", "transport=grpc", false, {})->transport, Transport::grpc);
+  EXPECT_EQ(parse_access("--rdzv-conf", "transport=gateway", false, {})->transport,
+            Transport::gateway);
+  EXPECT_EQ(parse_access("--rdzv-conf", "transport=auto", false, {})->transport,
+            Transport::automatic);
+  const std::string wrong = error_of("transport=http3");
+  EXPECT_NE(wrong.find("transport=http3"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("grpc"), std::string::npos) << wrong;
+}
+
 TEST_F(EtcdAccessTest, APasswordFromItsFileOrTheVariableNeverFromTheCommandLine) {
   auto from_file =
       parse_access("--rdzv-conf", "user=trainer,password_file=" + at("password"), false, {});
