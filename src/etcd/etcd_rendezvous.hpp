@@ -1,5 +1,6 @@
-// The rendezvous in etcd (DESIGN §5, "Rendezvous backends"), through etcd's v3 JSON gateway:
-// no launcher serves it, so any node may be lost. Keys live under a prefix per job; sets are
+// The rendezvous in etcd (DESIGN §5, "Rendezvous backends"), its calls through etcd's gRPC API
+// or its v3 JSON gateway (etcd_session.hpp), its watches through the gateway: no launcher
+// serves it, so any node may be lost. Keys live under a prefix per job; sets are
 // puts, compare_set and claim are transactions (claim's key carries this launcher's lease), a
 // count is a key's version (each put of it one more, one round trip, no retries), and every
 // wait is a watch. A launcher's last will is a key under its lease: when the lease ends, every

@@ -272,6 +272,19 @@ TEST_F(EtcdRendezvousTest, ABatchCreatesWhereAbsentAndAnotherConnectionWatchesFr
   EXPECT_EQ(heard->value_or("none"), "agreed");
 }
 
+// A value past HTTP/2's first window (64 KiB) each way: a round's seats record at thousands of
+// nodes is one.
+TEST_F(EtcdRendezvousTest, AValueLargerThanAWindowGoesAndComesBackWhole) {
+  EtcdRendezvous launcher(session());
+  std::string seats;
+  for (int rank = 0; seats.size() < 300000; ++rank) seats += std::to_string(rank) + " host-x ";
+  ASSERT_TRUE(launcher.set("seats", seats).ok());
+  auto back = launcher.get("seats", 0ms);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->value_or("").size(), seats.size());
+  EXPECT_TRUE(back->value_or("") == seats);
+}
+
 TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
   auto mine = session(2s);
   EtcdRendezvous client(mine);
