@@ -146,12 +146,12 @@ Result<std::unique_ptr<UnaryChannel>> EtcdSession::open_unary(const std::string&
     auto opened = GrpcChannel::open(host, port, deadline, tls_);
     if (!opened) return opened.error();
     channel = std::move(*opened);
+    channel->set_authorization(token_);
   } else {
-    auto opened = open(endpoint, deadline);
+    auto opened = open(endpoint, deadline);  // with the token
     if (!opened) return opened.error();
     channel = std::make_unique<HttpConnection>(std::move(*opened));
   }
-  channel->set_authorization(token_);
   return channel;
 }
 

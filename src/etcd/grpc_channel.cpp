@@ -6,6 +6,7 @@
 
 #include "etcd/etcd_protobuf.hpp"
 #include "etcd/http2_abi.hpp"
+#include "store/handshake.hpp"
 #include "util/shared_library.hpp"
 
 namespace aml::etcd {
@@ -90,12 +91,13 @@ ssize_t read_request(h2::Session*, std::int32_t, std::uint8_t* buffer, std::size
   return static_cast<ssize_t>(n);
 }
 
-// grpc-message is percent-encoded.
+// grpc-message is percent-encoded; a '%' without two hex digits after it stays as it came.
 std::string percent_decoded(const std::string& text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '%' && i + 2 < text.size()) {
-      out.push_back(static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16)));
+    const std::string byte = text[i] == '%' ? store::from_hex(text.substr(i + 1, 2)) : "";
+    if (byte.size() == 1) {
+      out += byte;
       i += 2;
     } else {
       out.push_back(text[i]);
@@ -230,9 +232,9 @@ Result<HttpAnswer> GrpcChannel::unary(const std::string& path, const nlohmann::j
   const int code = std::atoi(call_.grpc_status.c_str());
   if (code != 0) {
     const std::string said = percent_decoded(call_.grpc_message);
-    // As the gateway answers a refusal; a member that cannot serve now, as it does (503).
-    const bool retry = code == 14 || code == 4 || code == 1 || code == 8;
-    answer.status = retry ? 503 : 400;
+    // As the gateway answers a refusal: the session goes by gRPC's code (another member, a
+    // new token, or the refusal named).
+    answer.status = 400;
     answer.body = nlohmann::json{{"error", said}, {"code", code}, {"message", said}}.dump();
     return answer;
   }
