@@ -3,6 +3,7 @@
 #include "etcd/etcd_rendezvous.hpp"
 
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #include <algorithm>
 
@@ -23,7 +24,13 @@ EtcdRendezvous::EtcdRendezvous(std::shared_ptr<EtcdSession> session)
     : session_(std::move(session)),
       will_key_(std::string(EtcdSession::kWills) + session_->lease() + "-" +
                 std::to_string(session_->next_serial())),
-      ready_fd_(epoll_create1(EPOLL_CLOEXEC)) {}
+      ready_fd_(epoll_create1(EPOLL_CLOEXEC)),
+      held_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.fd = held_fd_.get();
+  epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, held_fd_.get(), &event);
+}
 
 Clock::time_point EtcdRendezvous::reply_deadline() const {
   const milliseconds wait = reply_timeout_.count() > 0 ? reply_timeout_ : session_->lease_ttl();
@@ -62,17 +69,19 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::last_will:
         success.push_back({{"request_put", will_put(op.key, op.value)}});
         break;
-      case BatchOp::Kind::create:  // a transaction of its own inside: put where absent
-        success.push_back(
-            {{"request_txn",
-              {{"compare", json::array({{{"key", key},
-                                         {"target", "CREATE"},
-                                         {"result", "EQUAL"},
-                                         {"create_revision", "0"}}})},
-               {"success",
-                json::array({{{"request_put", {{"key", key}, {"value", to_base64(op.value)}}}}})},
-               {"failure", json::array({{{"request_range", {{"key", key}}}}})}}}});
+      case BatchOp::Kind::create:   // a transaction of its own inside: put where absent
+      case BatchOp::Kind::claim: {  // the same, the key under this launcher's lease
+        json put = {{"key", key}, {"value", to_base64(op.value)}};
+        if (op.kind == BatchOp::Kind::claim) put["lease"] = session_->lease();
+        success.push_back({{"request_txn",
+                            {{"compare", json::array({{{"key", key},
+                                                       {"target", "CREATE"},
+                                                       {"result", "EQUAL"},
+                                                       {"create_revision", "0"}}})},
+                             {"success", json::array({{{"request_put", put}}})},
+                             {"failure", json::array({{{"request_range", {{"key", key}}}}})}}}});
         break;
+      }
     }
   }
   auto answer = call("/v3/kv/txn", {{"success", success}});
@@ -107,7 +116,8 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::last_will:
         will_set_ = true;
         break;
-      case BatchOp::Kind::create: {
+      case BatchOp::Kind::create:
+      case BatchOp::Kind::claim: {
         const json txn = responses[i].value("response_txn", json::object());
         if (txn.value("succeeded", false)) {
           results[i] = ops[i].value;

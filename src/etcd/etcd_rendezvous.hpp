@@ -52,8 +52,10 @@ class EtcdRendezvous : public RendezvousClient {
   Result<bool> watch_wills(bool on) override { return session_->watch_wills(on, reply_deadline()); }
   Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override;
   Result<std::optional<std::string>> finish_get() override;
+  bool follow_beside(std::string_view beside) override;
   // The same descriptor for the connection's life, whichever member the watch is on now (an
-  // event loop registers it once): an epoll set holding the watch's socket.
+  // event loop registers it once): an epoll set holding the watch's socket (and an eventfd
+  // for a value that came while get() waited for the key beside).
   int fd() const override { return ready_fd_.get(); }
   void set_reply_timeout(std::chrono::milliseconds timeout) override { reply_timeout_ = timeout; }
   std::string local_address() const override { return session_->local_address(); }
@@ -66,6 +68,10 @@ class EtcdRendezvous : public RendezvousClient {
                                                        long long& revision, bool then_watched);
   void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
   Result<bool> start_from();                 // start_get's read: where its watch begins
+  Result<bool> rewatch();                    // start_get's watch again, on another member
+  // Reads one message of start_get's watch: its key's value once put (and beside's, kept).
+  Result<std::optional<std::string>> next_of_watch(Clock::time_point until, bool& read_one);
+  Result<std::optional<std::string>> wait_beside(Clock::time_point deadline);
   nlohmann::json will_put(std::string_view key, std::string_view value) const;
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);
@@ -79,6 +85,10 @@ class EtcdRendezvous : public RendezvousClient {
   UniqueFd ready_fd_;
   std::string watched_;
   long long watched_from_ = 0;
+  std::string beside_;                       // followed on the same watch (follow_beside)
+  std::optional<std::string> beside_value_;  // its value once seen
+  std::optional<std::string> held_;          // watched_'s value, seen while waiting for beside_
+  UniqueFd held_fd_;                         // an eventfd in ready_fd_: readable while held_
   // wait_count's watch.
   Result<bool> watch_count(std::string_view count_key);
   std::optional<HttpConnection> count_watch_;

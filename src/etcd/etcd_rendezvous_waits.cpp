@@ -1,7 +1,9 @@
 // The waits of the rendezvous in etcd: each a read, then a watch from the revision read (or
 // from the revision of the batch that just found the key absent), on whichever member
-// answers; a lost member's watch is opened again on another from where it was.
+// answers; a lost member's watch is opened again on another from where it was. start_get's
+// watch may carry a second key (follow_beside: a round's verdict beside its abort).
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -119,6 +121,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
 }
 
 Result<std::optional<std::string>> EtcdRendezvous::get(std::string_view key, milliseconds timeout) {
+  if (watch_ && !beside_.empty() && key == beside_) return wait_beside(Clock::now() + timeout);
   auto values = get_all({std::string(key)}, timeout);
   if (!values) return values.error();
   return values->front();
@@ -193,14 +196,30 @@ void EtcdRendezvous::watch_on(HttpConnection connection) {
   epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, watch_->fd(), &event);
 }
 
+bool EtcdRendezvous::follow_beside(std::string_view beside) {
+  beside_ = std::string(beside);
+  beside_value_.reset();
+  return true;
+}
+
 Result<bool> EtcdRendezvous::start_get(std::string_view key, milliseconds) {
   watched_ = std::string(key);
+  held_.reset();
   if (auto absent = session_->absent_since(watched_)) {
     watched_from_ = *absent + 1;  // a batch found it absent there
   } else if (auto read = start_from(); !read) {
     return read.error();
   }
-  auto watching = session_->watch(watched_, "", watched_from_, false, reply_deadline());
+  // The key beside goes on the same watch where a batch found it absent too (from the lower of
+  // the two revisions: an event before a key's own start is its value all the same).
+  if (!beside_.empty()) {
+    if (auto absent = session_->absent_since(beside_)) {
+      watched_from_ = std::min(watched_from_, *absent + 1);
+    } else {
+      beside_.clear();
+    }
+  }
+  auto watching = session_->watch(watched_, "", watched_from_, false, reply_deadline(), beside_);
   if (!watching) return watching.error();
   watch_on(std::move(*watching));
   return true;
@@ -217,28 +236,70 @@ Result<bool> EtcdRendezvous::start_from() {
   return true;
 }
 
+Result<bool> EtcdRendezvous::rewatch() {
+  epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
+  watch_.reset();
+  auto reopened = session_->watch(watched_, "", watched_from_, false, reply_deadline(), beside_);
+  if (!reopened) return reopened.error();
+  watch_on(std::move(*reopened));
+  return true;
+}
+
+Result<std::optional<std::string>> EtcdRendezvous::next_of_watch(Clock::time_point until,
+                                                                 bool& read_one) {
+  read_one = false;
+  auto message = watch_->next_message(until);
+  if (!message) {
+    // Its member was lost: watch on another from the first revision not seen.
+    if (auto again = rewatch(); !again) return again.error();
+    return std::optional<std::string>();
+  }
+  if (!*message) return std::optional<std::string>();
+  read_one = true;
+  auto events = session_->events_of(**message);
+  if (!events) return events.error();
+  std::optional<std::string> value;
+  for (const WatchEvent& event : *events) {
+    watched_from_ = std::max(watched_from_, event.revision + 1);
+    if (!event.put) continue;
+    if (event.key == watched_ && !value) value = event.value;
+    if (!beside_.empty() && event.key == beside_) beside_value_ = event.value;
+  }
+  return value;
+}
+
 Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
   if (!watch_) return invalid("etcd", session_->endpoints_text(), "a watch begun by start_get");
+  if (held_) {
+    std::uint64_t drained = 0;
+    (void)!::read(held_fd_.get(), &drained, sizeof drained);
+    return std::exchange(held_, std::nullopt);
+  }
   if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
   for (;;) {
-    auto message = watch_->next_message(Clock::now());
-    if (!message) {
-      // Its member was lost: watch on another from the first revision not seen.
-      epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
-      watch_.reset();
-      auto reopened = session_->watch(watched_, "", watched_from_, false, reply_deadline());
-      if (!reopened) return reopened.error();
-      watch_on(std::move(*reopened));
-      return std::optional<std::string>();
-    }
-    if (!*message) return std::optional<std::string>();
-    auto events = session_->events_of(**message);
-    if (!events) return events.error();
-    for (const WatchEvent& event : *events) {
-      watched_from_ = std::max(watched_from_, event.revision + 1);
-      if (event.put && event.key == watched_) return std::optional<std::string>(event.value);
-    }
+    bool read_one = false;
+    auto value = next_of_watch(Clock::now(), read_one);
+    if (!value || *value || !read_one) return value;
   }
+}
+
+// get(beside) on start_get's watch: start_get's value, should it come first, is held for
+// finish_get (and fd() made readable for it).
+Result<std::optional<std::string>> EtcdRendezvous::wait_beside(Clock::time_point deadline) {
+  while (!beside_value_ && Clock::now() < deadline) {
+    const auto step =
+        std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
+    bool read_one = false;
+    auto value = next_of_watch(step, read_one);
+    if (!value) return value.error();
+    if (*value && !held_) {
+      held_ = std::move(*value);
+      const std::uint64_t one = 1;
+      (void)!::write(held_fd_.get(), &one, sizeof one);
+    }
+    if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
+  }
+  return beside_value_;
 }
 
 }  // namespace aml::etcd

@@ -165,7 +165,8 @@ class NodeGroup : public PeerLink {
   std::string place_key(int round, std::int64_t slot) const;  // a slot's seat, given
   Result<Agreement> lead_round();
   // seen: the round's verdict where the join already read it.
-  Result<Agreement> follow_round(std::optional<std::string> seen);
+  // The verdict: `seen` already, or waited for on `from`.
+  Result<Agreement> follow_round(std::optional<std::string> seen, RendezvousClient& from);
   Result<bool> all_exist(const std::string& name);  // name/<node> for every node
   // NAME/<node> for the nodes from `first` on (but `skip`), a store call's worth at a time.
   std::vector<std::vector<std::string>> key_batches(const std::string& name, int first = 0,

@@ -90,10 +90,15 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return will.error();
     }
   }
+  // The verdict yet to come is waited for on the abort's wait where the backend allows it
+  // (etcd: one watch for both).
+  const bool verdict_beside =
+      self.node_rank != 0 && on_etcd() && !verdict && watch_->follow_beside(key("verdict"));
   if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
     return started.error();
   }
-  auto agreed = self.node_rank == 0 ? lead_round() : follow_round(verdict);
+  auto agreed = self.node_rank == 0 ? lead_round()
+                                    : follow_round(verdict, verdict_beside ? *watch_ : *control_);
   if (!agreed) {
     if (on_etcd()) (void)control_->clear_last_will();  // a failed rendezvous ends no round
     return agreed;
@@ -208,10 +213,10 @@ Result<Agreement> NodeGroup::lead_round() {
   return invalid("rendezvous", round_name(), error);
 }
 
-Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen) {
+Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, RendezvousClient& from) {
   // Node 0 decides within the same timeout; a little more lets its verdict arrive.
   auto text = seen ? Result<std::optional<std::string>>(seen)
-                   : control_->get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
+                   : from.get(key("verdict"), options_.rdzv_timeout + options_.node_timeout);
   if (!text) {
     Error error = text.error();
     error.expected += on_etcd() ? " (etcd could not be reached during the rendezvous)"

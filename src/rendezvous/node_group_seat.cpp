@@ -54,33 +54,57 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   if (auto id = launcher_number(); !id) return id.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };
   const std::string me = std::to_string(launcher_id_);
-  // Which round is open, and (etcd) whether anyone gives this one's seats yet: one look.
-  std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey))};
+  // One look: which round is open and, in the same batch, this launcher counted in the round
+  // it expects, with its last will (while it waits, its death takes it out of the next round:
+  // nobody waits for it); under etcd, the round's seats claimed or who gives them. A count
+  // in a round already closed is late: nobody waits for its slot.
+  std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
+                               BatchOp::add_one(elastic_key(round, "count")),
+                               BatchOp::will(gone_key(launcher_id_), "1")};
+  constexpr std::size_t kClaimOps = 3;  // where the look's claim (or its reads) begins
   if (may_claim(true)) {
-    for (BatchOp& op : claim_look(round)) look.push_back(std::move(op));
+    if (round == 0) {
+      look.push_back(BatchOp::claim(elastic_key(round, "coordinator"), me));
+    } else {
+      for (BatchOp& op : claim_look(round)) look.push_back(std::move(op));
+    }
   }
   auto seen = control_->batch(look);
   if (!seen) return seen.error();
   const auto& next = seen->front();
   bool claimed = false;
+  std::optional<std::int64_t> looked_slot;  // its slot in `round`, taken by the look
   if (next && std::atoi(next->c_str()) > round) {
     round = std::atoi(next->c_str());
     if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
     claimed = coordinates(round, true);
-  } else if (look.size() > 1) {
-    claimed = claims(round, {seen->begin() + 1, seen->end()});
+  } else {
+    looked_slot = std::atoll((*seen)[1].value_or("1").c_str()) - 1;
+    if (look.size() == kClaimOps + 1) {
+      claimed = (*seen)[kClaimOps] == me;
+    } else if (look.size() > kClaimOps) {
+      claimed = claims(round, {seen->begin() + kClaimOps, seen->end()});
+    }
   }
-  // While it waits, its death takes it out of the next round (nobody waits for it): the will
-  // goes with its first slot.
-  bool will_set = false;
   for (bool first_round = true;; ++round, first_round = false) {
-    if (first_round ? claimed : coordinates(round, true)) return decide_members(round);
-    std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"))};
-    if (!will_set) enlist.push_back(BatchOp::will(gone_key(launcher_id_), "1"));
-    auto counted_in = control_->batch(enlist);
-    if (!counted_in) return counted_in.error();
-    will_set = true;
-    const std::int64_t mine = std::atoll(counted_in->front()->c_str()) - 1;
+    if (first_round ? claimed : coordinates(round, true)) {
+      // Its own slot is written, so that nobody (itself included) waits for it.
+      if (first_round && looked_slot) {
+        auto slot = control_->set(
+            elastic_key(round, "slot/" + std::to_string(*looked_slot)),
+            me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank));
+        if (!slot) return slot.error();
+      }
+      return decide_members(round);
+    }
+    std::int64_t mine = 0;
+    if (first_round && looked_slot) {
+      mine = *looked_slot;
+    } else {
+      auto counted_in = control_->add(elastic_key(round, "count"), 1);
+      if (!counted_in) return counted_in.error();
+      mine = *counted_in - 1;
+    }
     const std::string place = place_key(round, mine);
     // Its slot, and what the round's coordinator said already (a seat, or the count it
     // closed the round at: a slot at or past it came too late).

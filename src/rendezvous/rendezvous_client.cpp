@@ -33,6 +33,12 @@ Result<std::vector<std::optional<std::string>>> RendezvousClient::batch(
         results[i] = std::move(*stored);
         break;
       }
+      case BatchOp::Kind::claim: {
+        auto stored = claim(op.key, op.value);
+        if (!stored) return stored.error();
+        results[i] = std::move(*stored);
+        break;
+      }
     }
   }
   return results;

@@ -20,7 +20,7 @@ namespace aml {
 
 // One of several operations sent together (RendezvousClient::batch).
 struct BatchOp {
-  enum class Kind { set, get, add, last_will, create };
+  enum class Kind { set, get, add, last_will, create, claim };
   Kind kind = Kind::get;
   std::string key;
   std::string value;  // set, last_will, create
@@ -36,6 +36,10 @@ struct BatchOp {
   static BatchOp create(std::string key, std::string value) {
     return {Kind::create, std::move(key), std::move(value)};
   }
+  // As claim (below): create, but the key goes with this launcher's life.
+  static BatchOp claim(std::string key, std::string value) {
+    return {Kind::claim, std::move(key), std::move(value)};
+  }
 };
 
 class RendezvousClient {
@@ -44,9 +48,9 @@ class RendezvousClient {
 
   // Operations on different keys that need not see each other, in one round trip where the
   // backend allows it (etcd: one transaction), else one after another. What each gives: get,
-  // the value now (nullopt: absent); add, the new count as text (add(key, 1)); create, the
-  // value stored afterwards; set and last_will, nothing. A waiting launcher's steps are a few of
-  // these, not a dozen calls.
+  // the value now (nullopt: absent); add, the new count as text (add(key, 1)); create and claim,
+  // the value stored afterwards; set and last_will, nothing. A waiting launcher's steps are a few
+  // of these, not a dozen calls.
   virtual Result<std::vector<std::optional<std::string>>> batch(const std::vector<BatchOp>& ops);
 
   virtual Result<bool> set(std::string_view key, std::string_view value) = 0;
@@ -108,6 +112,14 @@ class RendezvousClient {
   virtual Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) = 0;
   virtual Result<std::optional<std::string>> finish_get() = 0;
   virtual int fd() const = 0;
+  // Asked before start_get: whether its wait can follow this other key too (etcd: the same
+  // watch), so that get(beside) on this connection waits there without a watch of its own
+  // and start_get's value, should it come meanwhile, still makes fd() readable. Node 0's
+  // store cannot: its connection has one wait at a time.
+  virtual bool follow_beside(std::string_view beside) {
+    (void)beside;
+    return false;
+  }
 
   // A reply that does not come within this time is an error (0: wait for ever).
   virtual void set_reply_timeout(std::chrono::milliseconds timeout) = 0;

@@ -20,43 +20,11 @@
 #include <thread>
 
 #include "etcd/http_connection.hpp"
-#include "etcd_server.hpp"
+#include "etcd_rendezvous_fixture.hpp"
 #include "net/free_port.hpp"
 
 namespace aml::etcd {
 namespace {
-
-using namespace std::chrono_literals;
-
-class EtcdRendezvousTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { server_ = std::make_unique<EtcdServer>("rendezvous"); }
-  static void TearDownTestSuite() { server_.reset(); }
-
-  // The transport under test: etcd's gRPC API, or its JSON gateway where
-  // AML_TEST_ETCD_TRANSPORT=gateway (CTest runs these tests both ways).
-  static Access transport() {
-    Access access;
-    const char* chosen = std::getenv("AML_TEST_ETCD_TRANSPORT");
-    access.transport =
-        chosen && std::string(chosen) == "gateway" ? Transport::gateway : Transport::grpc;
-    return access;
-  }
-
-  // A launcher's session under this test's own prefix.
-  static std::shared_ptr<EtcdSession> session(std::chrono::milliseconds ttl = 5s) {
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    auto started = EtcdSession::start(
-        {{server_->endpoint()}, std::string("/t/") + test->name() + "/", ttl, "", transport()}, 5s);
-    EXPECT_TRUE(started.ok()) << (started.ok() ? "" : started.error().message());
-    if (!started.ok()) return nullptr;
-    EXPECT_EQ((*started)->transport(),
-              transport().transport == Transport::grpc ? "gRPC" : "the JSON gateway");
-    return *started;
-  }
-
-  static inline std::unique_ptr<EtcdServer> server_;
-};
 
 TEST_F(EtcdRendezvousTest, SetGetAndAnAbsentKeyWithItsTimeout) {
   EtcdRendezvous client(session());
@@ -233,45 +201,6 @@ TEST_F(EtcdRendezvousTest, ABatchIsOneTransactionOfIndependentOperations) {
   EXPECT_EQ(fired->value_or("none"), "died");
 }
 
-// A wait right after a batch that found its key absent watches from the batch's revision
-// instead of reading it again: the puts between the two are not lost.
-TEST_F(EtcdRendezvousTest, AWaitRightAfterABatchMissesNothingPutBetween) {
-  EtcdRendezvous waiter(session());
-  EtcdRendezvous setter(session());
-  auto looked = waiter.batch({BatchOp::get_now("between")});
-  ASSERT_TRUE(looked.ok()) << looked.error().message();
-  EXPECT_FALSE(looked->front().has_value());
-  ASSERT_TRUE(setter.set("between", "put").ok());
-  ASSERT_TRUE(setter.set("between", "put again").ok());
-  auto got = waiter.get("between", 2s);
-  ASSERT_TRUE(got.ok()) << got.error().message();
-  EXPECT_EQ(got->value_or("none"), "put again");  // both puts came, in order
-}
-
-// A node's entry is created in its join's batch (the first one kept, as compare_set keeps
-// it), and the batch's "absent" is good for a watch on another connection of the same
-// launcher: a put between the batch and the watch is not lost.
-TEST_F(EtcdRendezvousTest, ABatchCreatesWhereAbsentAndAnotherConnectionWatchesFromIt) {
-  auto shared = session();
-  EtcdRendezvous joining(shared);
-  EtcdRendezvous watching(shared);
-  EtcdRendezvous other(session());
-  auto joined = joining.batch({BatchOp::create("node/3", "mine"), BatchOp::get_now("verdict")});
-  ASSERT_TRUE(joined.ok()) << joined.error().message();
-  EXPECT_EQ((*joined)[0].value_or("none"), "mine");
-  EXPECT_FALSE((*joined)[1].has_value());
-  auto late = other.batch({BatchOp::create("node/3", "theirs")});
-  ASSERT_TRUE(late.ok()) << late.error().message();
-  EXPECT_EQ(late->front().value_or("none"), "mine");  // the first entry stays
-  ASSERT_TRUE(other.set("verdict", "agreed").ok());   // after the batch, before the watch
-  ASSERT_TRUE(watching.start_get("verdict", 1s).ok());
-  pollfd ready{watching.fd(), POLLIN, 0};
-  ASSERT_EQ(poll(&ready, 1, 3000), 1);
-  auto heard = watching.finish_get();
-  ASSERT_TRUE(heard.ok()) << heard.error().message();
-  EXPECT_EQ(heard->value_or("none"), "agreed");
-}
-
 // A value past HTTP/2's first window (64 KiB) each way: a round's seats record at thousands of
 // nodes is one.
 TEST_F(EtcdRendezvousTest, AValueLargerThanAWindowGoesAndComesBackWhole) {
@@ -296,48 +225,6 @@ TEST_F(EtcdRendezvousTest, AnExpiredLeaseIsThisLaunchersLossNotAnAnswer) {
   auto beat = client.heartbeat();
   ASSERT_FALSE(beat.ok());
   EXPECT_NE(beat.error().message().find("expired"), std::string::npos) << beat.error().message();
-}
-
-TEST_F(EtcdRendezvousTest, GetAllWaitsForEveryKeyUnderOnePrefix) {
-  EtcdRendezvous waiter(session());
-  ASSERT_TRUE(waiter.set("node/0", "zero").ok());
-  std::thread other([] {
-    EtcdRendezvous setter(session());
-    std::this_thread::sleep_for(150ms);
-    (void)setter.set("node/2", "two");
-    (void)setter.set("nodes-other", "x");
-    std::this_thread::sleep_for(150ms);
-    (void)setter.set("node/1", "one");
-  });
-  auto all = waiter.get_all({"node/0", "node/1", "node/2"}, 5s);
-  other.join();
-  ASSERT_TRUE(all.ok()) << all.error().message();
-  ASSERT_EQ(all->size(), 3u);
-  EXPECT_EQ((*all)[0].value_or(""), "zero");
-  EXPECT_EQ((*all)[1].value_or(""), "one");
-  EXPECT_EQ((*all)[2].value_or(""), "two");
-  EXPECT_TRUE(*waiter.check({"node/0", "node/1"}));
-  EXPECT_FALSE(*waiter.check({"node/0", "node/9"}));
-}
-
-TEST_F(EtcdRendezvousTest, AWatchedKeyWakesOneDescriptorThatNeverChanges) {
-  EtcdRendezvous watcher(session());
-  const int fd = watcher.fd();
-  ASSERT_GE(fd, 0);
-  ASSERT_TRUE(watcher.start_get("abort", 1s).ok());
-  pollfd quiet{fd, POLLIN, 0};
-  EXPECT_EQ(poll(&quiet, 1, 200), 0);  // nothing yet
-  EtcdRendezvous setter(session());
-  ASSERT_TRUE(setter.set("abort", "failure").ok());
-  pollfd ready{fd, POLLIN, 0};
-  ASSERT_EQ(poll(&ready, 1, 3000), 1);
-  auto heard = watcher.finish_get();
-  ASSERT_TRUE(heard.ok()) << heard.error().message();
-  EXPECT_EQ(heard->value_or(""), "failure");
-  ASSERT_TRUE(watcher.start_get("abort", 1s).ok());  // an existing key: at once
-  EXPECT_EQ(watcher.fd(), fd);
-  pollfd again{fd, POLLIN, 0};
-  EXPECT_EQ(poll(&again, 1, 3000), 1);
 }
 
 TEST_F(EtcdRendezvousTest, AMemberThatIsNotThereIsPassedOver) {
