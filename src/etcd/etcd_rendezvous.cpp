@@ -62,9 +62,12 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::get:
         success.push_back({{"request_range", {{"key", key}}}});
         break;
-      case BatchOp::Kind::add:  // as add(key, 1): the version before, in the answer
-        success.push_back(
-            {{"request_put", {{"key", key}, {"value", to_base64("+")}, {"prev_kv", true}}}});
+      case BatchOp::Kind::add:  // as add(key, 1): the version before, in the answer; the put's
+                                // value is what the counter brings (arrivals)
+        success.push_back({{"request_put",
+                            {{"key", key},
+                             {"value", to_base64(op.value.empty() ? "+" : op.value)},
+                             {"prev_kv", true}}}});
         break;
       case BatchOp::Kind::last_will:
         success.push_back({{"request_put", will_put(op.key, op.value)}});
@@ -109,8 +112,10 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       case BatchOp::Kind::add: {
         const json put = responses[i].value("response_put", json::object());
         const auto previous = put.find("prev_kv");
-        results[i] =
-            std::to_string((previous == put.end() ? 0 : number_of(*previous, "version")) + 1);
+        const long long count = (previous == put.end() ? 0 : number_of(*previous, "version")) + 1;
+        results[i] = std::to_string(count);
+        // The answer to this counter cannot be older than its count.
+        absent.push_back(answer_key(ops[i].key, count - 1));
         break;
       }
       case BatchOp::Kind::last_will:

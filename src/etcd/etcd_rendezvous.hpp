@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,6 +36,11 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::int64_t> wait_count(std::string_view count_key, std::int64_t above,
                                   std::string_view next_key,
                                   std::chrono::milliseconds timeout) override;
+  // From the count's history, read through wait_count's watch (started from the count's
+  // creation): each put of the count carries what its counter brought.
+  Result<std::vector<std::optional<std::string>>> arrivals(
+      std::string_view count_key, std::int64_t from, std::int64_t to,
+      std::chrono::milliseconds timeout) override;
   Result<bool> check(const std::vector<std::string>& keys) override;
   Result<bool> wait(const std::vector<std::string>& keys,
                     std::chrono::milliseconds timeout) override;
@@ -66,12 +72,15 @@ class EtcdRendezvous : public RendezvousClient {
   // The values of these keys now (one range over their common prefix), and the revision read.
   Result<std::vector<std::optional<std::string>>> read(const std::vector<std::string>& keys,
                                                        long long& revision, bool then_watched);
-  void watch_on(HttpConnection connection);  // start_get's watch, now on this connection
-  Result<bool> start_from();                 // start_get's read: where its watch begins
-  Result<bool> rewatch();                    // start_get's watch again, on another member
-  // Reads one message of start_get's watch: its key's value once put (and beside's, kept).
+  // start_get's stream (etcd_round_watch.cpp).
+  void watch_on(HttpConnection connection);
+  Result<bool> open_stream(const std::string& first);  // first, and the keys followed
+  Result<bool> rewatch();  // the same keys again (on another member), from where it was
+  // Reads one message of the stream: start_get's key's value once put (all covered, kept).
   Result<std::optional<std::string>> next_of_watch(Clock::time_point until, bool& read_one);
-  Result<std::optional<std::string>> wait_beside(Clock::time_point deadline);
+  Result<std::optional<std::string>> wait_on_stream(const std::string& key,
+                                                    Clock::time_point deadline);
+  void hold(std::string value);  // start_get's value, for finish_get: fd() readable
   nlohmann::json will_put(std::string_view key, std::string_view value) const;
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);
@@ -80,21 +89,27 @@ class EtcdRendezvous : public RendezvousClient {
   std::string will_key_;  // this connection's will, under the session's lease
   bool will_set_ = false;
   std::chrono::milliseconds reply_timeout_{0};
-  // start_get's watch.
+  // start_get's stream: the keys it watches, and their values as put.
   std::optional<HttpConnection> watch_;
   UniqueFd ready_fd_;
-  std::string watched_;
-  long long watched_from_ = 0;
-  std::string beside_;                       // followed on the same watch (follow_beside)
-  std::optional<std::string> beside_value_;  // its value once seen
-  std::optional<std::string> held_;          // watched_'s value, seen while waiting for beside_
+  std::string watched_;                      // start_get's key
+  std::vector<std::string> followed_;        // follow_beside's keys
+  std::set<std::string> covered_;            // the keys the stream watches
+  long long stream_from_ = 0;                // the first revision it has not seen
+  std::map<std::string, std::string> seen_;  // what came of them
+  std::optional<std::string> held_;          // watched_'s value, come while get() waited
   UniqueFd held_fd_;                         // an eventfd in ready_fd_: readable while held_
-  // wait_count's watch.
-  Result<bool> watch_count(std::string_view count_key);
+  // wait_count's watch, from the count's creation where the history is there.
+  Result<bool> watch_count(std::string_view count_key, bool from_creation = true);
+  // Reads the count's watch until a message came or the deadline passed (a lost member's
+  // watch opened again on another; a history etcd compacted away given up).
+  Result<bool> next_count_message(Clock::time_point deadline);
   std::optional<HttpConnection> count_watch_;
   std::string count_key_;
   std::int64_t count_ = 0;
-  long long count_revision_ = 0;  // the last revision of the count seen
+  std::map<std::int64_t, std::string> brought_;  // by the count's version: what arrived
+  std::int64_t history_lost_ = 0;                // versions up to this one cannot be read
+  long long count_revision_ = 0;                 // the last revision of the count seen
 };
 
 }  // namespace aml::etcd

@@ -1,9 +1,8 @@
 // The waits of the rendezvous in etcd: each a read, then a watch from the revision read (or
 // from the revision of the batch that just found the key absent), on whichever member
 // answers; a lost member's watch is opened again on another from where it was. start_get's
-// watch may carry a second key (follow_beside: a round's verdict beside its abort).
+// stream, which may follow several keys, is in etcd_round_watch.cpp.
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -121,7 +120,10 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
 }
 
 Result<std::optional<std::string>> EtcdRendezvous::get(std::string_view key, milliseconds timeout) {
-  if (watch_ && !beside_.empty() && key == beside_) return wait_beside(Clock::now() + timeout);
+  // A key that start_get's stream follows (or would) waits there (etcd_round_watch.cpp).
+  if (covered_.contains(std::string(key)) || (!watch_ && !followed_.empty())) {
+    return wait_on_stream(std::string(key), Clock::now() + timeout);
+  }
   auto values = get_all({std::string(key)}, timeout);
   if (!values) return values.error();
   return values->front();
@@ -137,20 +139,48 @@ Result<bool> EtcdRendezvous::wait(const std::vector<std::string>& keys, millisec
   return std::all_of(values->begin(), values->end(), [](const auto& v) { return v.has_value(); });
 }
 
-// Reads the count and watches it from there on.
-Result<bool> EtcdRendezvous::watch_count(std::string_view count_key) {
+// Reads the count and watches it: from its creation, so that every put's value (what each
+// counter brought) comes as an event, or from the revision read.
+Result<bool> EtcdRendezvous::watch_count(std::string_view count_key, bool from_creation) {
   count_watch_.reset();
+  if (count_key_ != count_key) {
+    brought_.clear();
+    history_lost_ = 0;
+  }
   auto answer = call("/v3/kv/range", {{"key", to_base64(session_->full_key(count_key))},
                                       {"serializable", true}});  // watched from its revision
   if (!answer) return answer.error();
   const json kvs = answer->value("kvs", json::array());
   count_ = kvs.empty() ? 0 : number_of(kvs.front(), "version");
   count_revision_ = number_of(answer->value("header", json::object()), "revision");
-  auto watching =
-      session_->watch(std::string(count_key), "", count_revision_ + 1, false, reply_deadline());
+  const long long from = from_creation && !kvs.empty() ? number_of(kvs.front(), "create_revision")
+                                                       : count_revision_ + 1;
+  if (!from_creation) history_lost_ = std::max<std::int64_t>(history_lost_, count_);
+  auto watching = session_->watch(std::string(count_key), "", from, false, reply_deadline());
   if (!watching) return watching.error();
   count_watch_.emplace(std::move(*watching));
   count_key_ = std::string(count_key);
+  return true;
+}
+
+Result<bool> EtcdRendezvous::next_count_message(Clock::time_point deadline) {
+  auto message = count_watch_->next_message(deadline);
+  if (!message) return watch_count(count_key_);  // its member was lost: watch on another
+  if (!*message) return false;
+  auto events = session_->events_of(**message);
+  if (!events) {
+    // The count's history is gone (etcd compacted it): what came before now cannot be read
+    // (those counters are told they came late); from here on, as it comes.
+    if (history_lost_ < count_) return watch_count(count_key_, false);
+    return events.error();
+  }
+  for (const WatchEvent& event : *events) {
+    if (event.key != count_key_) continue;
+    if (event.put) brought_[event.version] = event.value;
+    if (event.revision <= count_revision_) continue;  // history: the count read is newer
+    count_revision_ = event.revision;
+    count_ = event.put ? event.version : 0;
+  }
   return true;
 }
 
@@ -167,139 +197,44 @@ Result<std::int64_t> EtcdRendezvous::wait_count(std::string_view count_key, std:
         count_ > above
             ? Clock::now()
             : std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
-    auto message = count_watch_->next_message(step);
-    if (!message) {  // its member was lost: read again and watch on another
-      if (auto watching = watch_count(count_key); !watching) return watching.error();
-      continue;
-    }
-    if (*message) {
-      auto events = session_->events_of(**message);
-      if (!events) return events.error();
-      for (const WatchEvent& event : *events) {
-        if (event.key != count_key_ || event.revision <= count_revision_) continue;
-        count_revision_ = event.revision;
-        count_ = event.put ? event.version : 0;
-      }
-      continue;
-    }
+    auto read = next_count_message(step);
+    if (!read) return read.error();
+    if (*read) continue;
     if (count_ > above || Clock::now() >= deadline) return count_;
     if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
   }
 }
 
-void EtcdRendezvous::watch_on(HttpConnection connection) {
-  if (watch_) epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
-  watch_.emplace(std::move(connection));
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = watch_->fd();
-  epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, watch_->fd(), &event);
-}
-
-bool EtcdRendezvous::follow_beside(std::string_view beside) {
-  beside_ = std::string(beside);
-  beside_value_.reset();
-  return true;
-}
-
-Result<bool> EtcdRendezvous::start_get(std::string_view key, milliseconds) {
-  watched_ = std::string(key);
-  held_.reset();
-  if (auto absent = session_->absent_since(watched_)) {
-    watched_from_ = *absent + 1;  // a batch found it absent there
-  } else if (auto read = start_from(); !read) {
-    return read.error();
+Result<std::vector<std::optional<std::string>>> EtcdRendezvous::arrivals(std::string_view count_key,
+                                                                         std::int64_t from,
+                                                                         std::int64_t to,
+                                                                         milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  if (!count_watch_ || count_key_ != count_key) {
+    if (auto watching = watch_count(count_key); !watching) return watching.error();
   }
-  // The key beside goes on the same watch where a batch found it absent too (from the lower of
-  // the two revisions: an event before a key's own start is its value all the same).
-  if (!beside_.empty()) {
-    if (auto absent = session_->absent_since(beside_)) {
-      watched_from_ = std::min(watched_from_, *absent + 1);
-    } else {
-      beside_.clear();
+  // Counter k's put is the count's version k + 1.
+  auto all_there = [&] {
+    for (std::int64_t version = from + 1; version <= to; ++version) {
+      if (version > history_lost_ && !brought_.contains(version)) return false;
     }
-  }
-  auto watching = session_->watch(watched_, "", watched_from_, false, reply_deadline(), beside_);
-  if (!watching) return watching.error();
-  watch_on(std::move(*watching));
-  return true;
-}
-
-Result<bool> EtcdRendezvous::start_from() {
-  auto answer = call("/v3/kv/range", {{"key", to_base64(session_->full_key(watched_))},
-                                      {"serializable", true}});  // watched from its revision
-  if (!answer) return answer.error();
-  const json kvs = answer->value("kvs", json::array());
-  // From the key's last change where it exists: the watch's first event is its value.
-  watched_from_ = kvs.empty() ? number_of(answer->value("header", json::object()), "revision") + 1
-                              : number_of(kvs.front(), "mod_revision");
-  return true;
-}
-
-Result<bool> EtcdRendezvous::rewatch() {
-  epoll_ctl(ready_fd_.get(), EPOLL_CTL_DEL, watch_->fd(), nullptr);
-  watch_.reset();
-  auto reopened = session_->watch(watched_, "", watched_from_, false, reply_deadline(), beside_);
-  if (!reopened) return reopened.error();
-  watch_on(std::move(*reopened));
-  return true;
-}
-
-Result<std::optional<std::string>> EtcdRendezvous::next_of_watch(Clock::time_point until,
-                                                                 bool& read_one) {
-  read_one = false;
-  auto message = watch_->next_message(until);
-  if (!message) {
-    // Its member was lost: watch on another from the first revision not seen.
-    if (auto again = rewatch(); !again) return again.error();
-    return std::optional<std::string>();
-  }
-  if (!*message) return std::optional<std::string>();
-  read_one = true;
-  auto events = session_->events_of(**message);
-  if (!events) return events.error();
-  std::optional<std::string> value;
-  for (const WatchEvent& event : *events) {
-    watched_from_ = std::max(watched_from_, event.revision + 1);
-    if (!event.put) continue;
-    if (event.key == watched_ && !value) value = event.value;
-    if (!beside_.empty() && event.key == beside_) beside_value_ = event.value;
-  }
-  return value;
-}
-
-Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
-  if (!watch_) return invalid("etcd", session_->endpoints_text(), "a watch begun by start_get");
-  if (held_) {
-    std::uint64_t drained = 0;
-    (void)!::read(held_fd_.get(), &drained, sizeof drained);
-    return std::exchange(held_, std::nullopt);
-  }
-  if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
-  for (;;) {
-    bool read_one = false;
-    auto value = next_of_watch(Clock::now(), read_one);
-    if (!value || *value || !read_one) return value;
-  }
-}
-
-// get(beside) on start_get's watch: start_get's value, should it come first, is held for
-// finish_get (and fd() made readable for it).
-Result<std::optional<std::string>> EtcdRendezvous::wait_beside(Clock::time_point deadline) {
-  while (!beside_value_ && Clock::now() < deadline) {
+    return true;
+  };
+  while (!all_there()) {
     const auto step =
         std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
-    bool read_one = false;
-    auto value = next_of_watch(step, read_one);
-    if (!value) return value.error();
-    if (*value && !held_) {
-      held_ = std::move(*value);
-      const std::uint64_t one = 1;
-      (void)!::write(held_fd_.get(), &one, sizeof one);
-    }
+    auto read = next_count_message(step);
+    if (!read) return read.error();
+    if (!*read && Clock::now() >= deadline) break;
     if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
   }
-  return beside_value_;
+  std::vector<std::optional<std::string>> values;
+  for (std::int64_t version = from + 1; version <= to; ++version) {
+    auto found = brought_.find(version);
+    values.push_back(found == brought_.end() ? std::nullopt
+                                             : std::optional<std::string>(found->second));
+  }
+  return values;
 }
 
 }  // namespace aml::etcd

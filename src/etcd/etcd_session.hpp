@@ -56,11 +56,11 @@ class EtcdSession {
   Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request,
                               Clock::time_point deadline);
   // A watch of [key, range_end) from `revision` on, on the first member that answers; and of
-  // the key `also` from the same revision, where given, on the same stream (the gateway reads
+  // the keys `also` from the same revision, where given, on the same stream (the gateway reads
   // each watch request of the body).
   Result<HttpConnection> watch(std::string_view key, std::string_view range_end, long long revision,
                                bool deletions_only, Clock::time_point deadline,
-                               std::string_view also = {});
+                               const std::vector<std::string>& also = {});
   // Reads one watch message: its events (empty: created, or a progress note).
   Result<std::vector<WatchEvent>> events_of(const std::string& message) const;
 

@@ -148,6 +148,10 @@ std::string NodeGroup::key(const std::string& name) const {
   return "aml/" + phase_ + "/" + std::to_string(round_) + "/" + name;
 }
 
+std::string NodeGroup::round_key(int round, const std::string& name) const {
+  return "aml/" + joining_phase_ + "/" + std::to_string(round) + "/" + name;
+}
+
 std::string NodeGroup::node_key(const std::string& name, int node) const {
   return key(name + "/" + std::to_string(node));
 }

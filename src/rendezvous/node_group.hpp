@@ -123,8 +123,10 @@ class NodeGroup : public PeerLink {
   static std::string member_name(const NodeInfo& self);  // who a launcher is, for a store's log
   static Result<Dialer> dialer_for(GroupOptions& options, std::unique_ptr<StoreHost>& host);
   std::string key(const std::string& name) const;  // this round's key
-  std::string round_name() const;                  // "round 0 of run X", for errors
-  std::string members_word() const;                // "node rank", or "rank" (per-process)
+  // The key of a round being joined (its phase is join's).
+  std::string round_key(int round, const std::string& name) const;
+  std::string round_name() const;    // "round 0 of run X", for errors
+  std::string members_word() const;  // "node rank", or "rank" (per-process)
   std::string node_key(const std::string& name, int node) const;
   // Elastic: node 0 decides who is in `round` and under which node rank; the others wait for
   // their seat (a later round where they came too late or there was none). The round they
@@ -132,6 +134,9 @@ class NodeGroup : public PeerLink {
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
+  // etcd: reads of the round's abort and verdict that a batch joins, so that the launcher's
+  // seat watch follows them from its revision (none for node 0's store).
+  std::vector<BatchOp> round_news(int round) const;
   Result<std::optional<Agreement>> ended_job(int round);  // the end, once it is written
   // The coordinator, once the round's count says `seen`: "late" in each slot taken since (a
   // slot taken after this look reads the count).
@@ -204,7 +209,12 @@ class NodeGroup : public PeerLink {
   std::unique_ptr<RendezvousClient> control_;  // joins, heartbeats, reports
   Dialer dial_;                                // another connection to the rendezvous
   std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key
-  std::unique_ptr<StoreHost> workers_store_;   // etcd, this round's node 0: the workers' store
+  // etcd: the connection a waiting launcher waits for its seat on, following the round's
+  // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
+  std::unique_ptr<RendezvousClient> seat_watch_;
+  int seat_watch_round_ = -1;
+  std::string joining_phase_ = "run";         // join's phase, while it takes a seat
+  std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
   // etcd: to that store: one connection waits for a member's will, one holds this launcher's
   // own (a connection that waits takes no other request, so the will could not be taken back).
   std::optional<StoreClient> tripwire_;

@@ -143,25 +143,28 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::vector<std::string> hosts = {options_.self.host};
   std::set<long> gone;
   std::map<long, std::int64_t> slot_of;  // each launcher's slot: where its place goes
+  std::vector<std::int64_t> unread;      // slots that could not be read: told "late"
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
   for (bool first_look = true;; first_look = false) {
     // Woken by the next launcher to come, else soon enough to see one go.
-    auto count = control_->wait_count(elastic_key(round, "count"), seen,
-                                      elastic_key(round, "slot/" + std::to_string(seen)),
-                                      first_look ? milliseconds(0) : kWaitingLook);
+    const std::string count_key = elastic_key(round, "count");
+    auto count =
+        control_->wait_count(count_key, seen, RendezvousClient::arrival_key(count_key, seen),
+                             first_look ? milliseconds(0) : kWaitingLook);
     if (!count) return count.error();
     // The slots that came since the last look, a store call's worth at a time.
     while (seen < *count) {
-      std::vector<std::string> keys;
-      for (std::int64_t k = seen; k < *count && keys.size() < kKeysPerCall; ++k) {
-        keys.push_back(elastic_key(round, "slot/" + std::to_string(k)));
-      }
-      auto slots = control_->get_all(keys, options_.node_timeout);
+      auto slots =
+          control_->arrivals(count_key, seen, std::min<std::int64_t>(*count, seen + kKeysPerCall),
+                             options_.node_timeout);
       if (!slots) return slots.error();
       for (const auto& slot : *slots) {
         ++seen;
-        if (!slot) continue;
+        if (!slot) {  // its launcher died before it said who it is, or etcd lost the history
+          unread.push_back(seen - 1);
+          continue;
+        }
         // "ID HOST RANK": the launcher's number, its host, and its node rank in the last round.
         long id = -1;
         int carried = -1;
@@ -252,6 +255,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used));
   }
   for (long id : members.spares) places.emplace_back(place_key(round, slot_of[id]), "spare");
+  for (std::int64_t slot : unread)
+    places.emplace_back(place_key(round, slot), std::string(kLateMark));
   // Whoever gives the next round's seats starts from the record; the count closes the round
   // (after the places, in the same transactions under etcd).
   places.emplace_back(elastic_key(round, "seats"), record.dump());
@@ -275,7 +280,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
 }
 
 std::string NodeGroup::place_key(int round, std::int64_t slot) const {
-  return elastic_key(round, "place/" + std::to_string(slot));
+  return RendezvousClient::answer_key(elastic_key(round, "count"), slot);
 }
 
 Result<bool> NodeGroup::mark_late(int round, std::int64_t seen) {

@@ -17,6 +17,7 @@ using namespace group_timing;
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   disarm_tripwire();          // the last round's (arm_tripwire makes the round's descriptor anew)
   int restarts_used = round;  // a fixed-size job restarts only after a failure
+  joining_phase_ = phase;
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
@@ -79,7 +80,11 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return named.error();
     }
   }
-  auto watch = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+  // The connection this launcher waited for its seat on follows the round already.
+  auto watch = seat_watch_ && seat_watch_round_ == round
+                   ? Result<std::unique_ptr<RendezvousClient>>(std::move(seat_watch_))
+                   : dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+  seat_watch_.reset();
   if (!watch) return watch.error();
   (*watch)->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
   watch_ = std::move(*watch);

@@ -50,18 +50,32 @@ Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   return std::optional<Agreement>(end);
 }
 
+std::vector<BatchOp> NodeGroup::round_news(int round) const {
+  if (!on_etcd()) return {};
+  return {BatchOp::get_now(round_key(round, "abort")),
+          BatchOp::get_now(round_key(round, "verdict"))};
+}
+
 Result<Agreement> NodeGroup::take_seat(int round) {
   if (auto id = launcher_number(); !id) return id.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };
   const std::string me = std::to_string(launcher_id_);
+  // What a slot brings: "ID HOST RANK", the launcher's number, its host and its node rank in
+  // the last round.
+  const std::string slot =
+      me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank);
   // One look: which round is open and, in the same batch, this launcher counted in the round
-  // it expects, with its last will (while it waits, its death takes it out of the next round:
-  // nobody waits for it); under etcd, the round's seats claimed or who gives them. A count
-  // in a round already closed is late: nobody waits for its slot.
+  // it expects with its slot, and its last will (while it waits, its death takes it out of
+  // the next round: nobody waits for it), and whether that round's coordinator closed it
+  // already; under etcd, the round's seats claimed or who gives them. A count in a round
+  // already closed is late: nobody waits for its slot.
   std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
-                               BatchOp::add_one(elastic_key(round, "count")),
-                               BatchOp::will(gone_key(launcher_id_), "1")};
-  constexpr std::size_t kClaimOps = 3;  // where the look's claim (or its reads) begins
+                               BatchOp::add_one(elastic_key(round, "count"), slot),
+                               BatchOp::will(gone_key(launcher_id_), "1"),
+                               BatchOp::get_now(elastic_key(round, "counted"))};
+  // etcd: the round's abort and verdict, absent now, are then watched with its seat.
+  for (BatchOp& op : round_news(round)) look.push_back(std::move(op));
+  const std::size_t claim_ops = look.size();  // where the look's claim (or its reads) begins
   if (may_claim(true)) {
     if (round == 0) {
       look.push_back(BatchOp::claim(elastic_key(round, "coordinator"), me));
@@ -80,42 +94,45 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     claimed = coordinates(round, true);
   } else {
     looked_slot = std::atoll((*seen)[1].value_or("1").c_str()) - 1;
-    if (look.size() == kClaimOps + 1) {
-      claimed = (*seen)[kClaimOps] == me;
-    } else if (look.size() > kClaimOps) {
-      claimed = claims(round, {seen->begin() + kClaimOps, seen->end()});
+    if (look.size() == claim_ops + 1) {
+      claimed = (*seen)[claim_ops] == me;
+    } else if (look.size() > claim_ops) {
+      claimed = claims(round, {seen->begin() + static_cast<long>(claim_ops), seen->end()});
     }
   }
   for (bool first_round = true;; ++round, first_round = false) {
-    if (first_round ? claimed : coordinates(round, true)) {
-      // Its own slot is written, so that nobody (itself included) waits for it.
-      if (first_round && looked_slot) {
-        auto slot = control_->set(
-            elastic_key(round, "slot/" + std::to_string(*looked_slot)),
-            me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank));
-        if (!slot) return slot.error();
-      }
-      return decide_members(round);
-    }
+    // (A coordinator that counted itself in passes over its own slot.)
+    if (first_round ? claimed : coordinates(round, true)) return decide_members(round);
     std::int64_t mine = 0;
+    std::optional<std::string> counted;  // the count the coordinator closed the round at
     if (first_round && looked_slot) {
       mine = *looked_slot;
+      counted = (*seen)[3];
     } else {
-      auto counted_in = control_->add(elastic_key(round, "count"), 1);
+      std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"), slot),
+                                     BatchOp::get_now(elastic_key(round, "counted"))};
+      for (BatchOp& op : round_news(round)) enlist.push_back(std::move(op));
+      auto counted_in = control_->batch(enlist);
       if (!counted_in) return counted_in.error();
-      mine = *counted_in - 1;
+      mine = std::atoll((*counted_in)[0].value_or("1").c_str()) - 1;
+      counted = (*counted_in)[1];
     }
+    // Its place is written by the round's coordinator once it seats the round (or marks the
+    // slot late); a slot at or past the count it closed the round at came too late.
     const std::string place = place_key(round, mine);
-    // Its slot, and what the round's coordinator said already (a seat, or the count it
-    // closed the round at: a slot at or past it came too late).
-    auto looked =
-        control_->batch({BatchOp::set_to(elastic_key(round, "slot/" + std::to_string(mine)),
-                                         me + " " + options_.self.host + " " +
-                                             std::to_string(options_.self.node_rank)),
-                         BatchOp::get_now(elastic_key(round, "counted")), BatchOp::get_now(place)});
-    if (!looked) return looked.error();
-    std::optional<std::string> counted = (*looked)[1];
-    std::optional<std::string> seat_said = (*looked)[2];
+    std::optional<std::string> seat_said;
+    // Under etcd it waits on a connection of its own that follows the round's abort and
+    // verdict too, and is the round's watch once it is seated.
+    if (on_etcd() && (!seat_watch_ || seat_watch_round_ != round)) {
+      seat_watch_.reset();
+      auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+      if (!dialed) return dialed.error();
+      seat_watch_ = std::move(*dialed);
+      seat_watch_round_ = round;
+      seat_watch_->follow_beside(round_key(round, "abort"));
+      seat_watch_->follow_beside(round_key(round, "verdict"));
+    }
+    RendezvousClient& waits_on = on_etcd() ? *seat_watch_ : *control_;
     for (bool first_look = true; !seat_said; first_look = false) {
       if (counted && *counted == kEndedMark) seat_said = std::string(kEndedMark);
       if (seat_said || (counted && mine >= std::atoll(counted->c_str()))) break;
@@ -127,7 +144,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       // Under etcd a coordinator lost meanwhile is known only when its lease ends
       // (--node-timeout) anyway.
       const milliseconds wait = on_etcd() ? std::max(kSeatWait, options_.node_timeout) : kSeatWait;
-      auto seated = control_->get(place, wait);
+      auto seated = waits_on.get(place, wait);
       if (!seated) {
         Error error = seated.error();
         error.expected += on_etcd()
@@ -204,11 +221,8 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   ended.emplace_back(elastic_key(round, "counted"), std::string(kEndedMark));
   (void)control_->set_many(ended);
   if (!host_ || *count == 0) return;
-  std::vector<std::string> slots;
-  for (std::int64_t k = 0; k < *count && slots.size() < kKeysPerCall; ++k) {
-    slots.push_back(elastic_key(round, "slot/" + std::to_string(k)));
-  }
-  auto ids = control_->get_all(slots, milliseconds(0));
+  auto ids = control_->arrivals(elastic_key(round, "count"), 0,
+                                std::min<std::int64_t>(*count, kKeysPerCall), milliseconds(0));
   if (!ids) return;
   std::vector<std::string> readers;
   for (const auto& slot : *ids) {

@@ -22,6 +22,11 @@ Result<std::vector<std::optional<std::string>>> RendezvousClient::batch(
         auto count = add(op.key, 1);
         if (!count) return count.error();
         results[i] = std::to_string(*count);
+        if (!op.value.empty()) {
+          if (auto kept = set(arrival_key(op.key, *count - 1), op.value); !kept) {
+            return kept.error();
+          }
+        }
         break;
       }
       case BatchOp::Kind::last_will:
@@ -42,6 +47,16 @@ Result<std::vector<std::optional<std::string>>> RendezvousClient::batch(
     }
   }
   return results;
+}
+
+Result<std::vector<std::optional<std::string>>> RendezvousClient::arrivals(
+    std::string_view count_key, std::int64_t from, std::int64_t to,
+    std::chrono::milliseconds timeout) {
+  std::vector<std::string> keys;
+  for (std::int64_t index = from; index < to; ++index)
+    keys.push_back(arrival_key(count_key, index));
+  if (keys.empty()) return std::vector<std::optional<std::string>>();
+  return get_all(keys, timeout);
 }
 
 }  // namespace aml

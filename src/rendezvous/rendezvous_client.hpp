@@ -23,12 +23,16 @@ struct BatchOp {
   enum class Kind { set, get, add, last_will, create, claim };
   Kind kind = Kind::get;
   std::string key;
-  std::string value;  // set, last_will, create
+  std::string value;  // set, last_will, create, claim; add: what the counter brings
   static BatchOp set_to(std::string key, std::string value) {
     return {Kind::set, std::move(key), std::move(value)};
   }
   static BatchOp get_now(std::string key) { return {Kind::get, std::move(key), ""}; }
-  static BatchOp add_one(std::string key) { return {Kind::add, std::move(key), ""}; }
+  // One more on the count at `key`; `brings`, where given, is what this counter brings
+  // (RendezvousClient::arrivals gives it to whoever reads the count).
+  static BatchOp add_one(std::string key, std::string brings = "") {
+    return {Kind::add, std::move(key), std::move(brings)};
+  }
   static BatchOp will(std::string key, std::string value) {
     return {Kind::last_will, std::move(key), std::move(value)};
   }
@@ -64,10 +68,27 @@ class RendezvousClient {
   virtual Result<std::int64_t> add(std::string_view key, std::int64_t delta) = 0;
   // The count at count_key (as add(count_key, 0) gives it) once it is above `above`, or as it
   // is when the timeout passed. next_key is what the next counter writes once it has its
-  // number: node 0's store waits on it; etcd keeps one watch on the count for every call.
+  // number (its arrival_key): node 0's store waits on it; etcd keeps one watch on the count
+  // for every call.
   virtual Result<std::int64_t> wait_count(std::string_view count_key, std::int64_t above,
                                           std::string_view next_key,
                                           std::chrono::milliseconds timeout) = 0;
+  // What the counters numbered [from, to) of a count brought with add_one (nullopt: nothing
+  // that could be read within the timeout). Node 0's store keeps each under arrival_key;
+  // etcd keeps it in the count's own history (each put of the count carries one), so that
+  // a counter's number and what it brings are one write.
+  virtual Result<std::vector<std::optional<std::string>>> arrivals(
+      std::string_view count_key, std::int64_t from, std::int64_t to,
+      std::chrono::milliseconds timeout);
+  // Where node 0's store keeps what counter `index` (from 0) brought, and where an answer to
+  // it goes (a key that cannot exist before its counter counted: etcd watches it from the
+  // counting transaction without reading it first).
+  static std::string arrival_key(std::string_view count_key, std::int64_t index) {
+    return std::string(count_key) + "/" + std::to_string(index);
+  }
+  static std::string answer_key(std::string_view count_key, std::int64_t index) {
+    return arrival_key(count_key, index) + "/answer";
+  }
   virtual Result<bool> check(const std::vector<std::string>& keys) = 0;
   virtual Result<bool> wait(const std::vector<std::string>& keys,
                             std::chrono::milliseconds timeout) = 0;

@@ -3,6 +3,9 @@
 // registers, and a key followed beside another on the same watch.
 #include <poll.h>
 
+#include <map>
+#include <memory>
+
 #include "etcd/etcd_rendezvous.hpp"
 #include "etcd_rendezvous_fixture.hpp"
 
@@ -144,6 +147,144 @@ TEST_F(EtcdRendezvousTest, AKeyBesideWithoutARevisionIsWaitedForOnItsOwn) {
   EXPECT_EQ(verdict->value_or("none"), "agreed");
   EXPECT_EQ(watch_streams_started(), streams + 1) << "the verdict read, not watched";
   ASSERT_TRUE(node0.set("abort", "lost").ok());
+  pollfd ready{watching.fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 3000), 1);
+  auto heard = watching.finish_get();
+  ASSERT_TRUE(heard.ok()) << heard.error().message();
+  EXPECT_EQ(heard->value_or("none"), "lost");
+}
+
+// What each counter brings comes with its number in one write (the count's put carries it),
+// and a coordinator that starts reading after they came reads them all, in count order, from
+// the count's history; one that comes later wakes wait_count and is read the same way.
+TEST_F(EtcdRendezvousTest, ACountersSlotComesWithItsNumberFromTheCountsHistory) {
+  std::vector<std::unique_ptr<EtcdRendezvous>> launchers;
+  std::map<std::int64_t, std::string> brought;  // count -> what was brought with it
+  for (const std::string slot : {"11 host-a -1", "12 host-b 3", "13 host-c 0"}) {
+    launchers.push_back(std::make_unique<EtcdRendezvous>(session()));
+    auto counted = launchers.back()->batch({BatchOp::add_one("round/count", slot)});
+    ASSERT_TRUE(counted.ok()) << counted.error().message();
+    brought[std::atoll(counted->front().value_or("0").c_str())] = slot;
+  }
+  ASSERT_EQ(brought.size(), 3u) << "a number of its own each";
+  EXPECT_EQ(brought.begin()->first, 1);
+  EtcdRendezvous coordinator(session());
+  auto count = coordinator.wait_count("round/count", 0, "", 1s);
+  ASSERT_TRUE(count.ok()) << count.error().message();
+  ASSERT_EQ(*count, 3);
+  auto slots = coordinator.arrivals("round/count", 0, 3, 2s);
+  ASSERT_TRUE(slots.ok()) << slots.error().message();
+  ASSERT_EQ(slots->size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ((*slots)[k].value_or("none"), brought[k + 1]);
+  EtcdRendezvous late(session());
+  ASSERT_TRUE(late.batch({BatchOp::add_one("round/count", "14 host-d -1")}).ok());
+  auto more = coordinator.wait_count("round/count", 3, "", 3s);
+  ASSERT_TRUE(more.ok()) << more.error().message();
+  EXPECT_EQ(*more, 4);
+  auto last = coordinator.arrivals("round/count", 3, 4, 2s);
+  ASSERT_TRUE(last.ok()) << last.error().message();
+  EXPECT_EQ(last->front().value_or("none"), "14 host-d -1");
+}
+
+// The answer to a counter (its place) is watched from the counting transaction without a
+// read: an answer written between the two is not lost.
+TEST_F(EtcdRendezvousTest, AnAnswerWrittenRightAfterTheCountIsNotLost) {
+  EtcdRendezvous waiting(session());
+  EtcdRendezvous coordinator(session());
+  auto counted = waiting.batch({BatchOp::add_one("r/count", "21 host-a -1")});
+  ASSERT_TRUE(counted.ok()) << counted.error().message();
+  const std::int64_t mine = std::atoll(counted->front().value_or("0").c_str()) - 1;
+  ASSERT_EQ(mine, 0);
+  ASSERT_TRUE(coordinator.set(RendezvousClient::answer_key("r/count", mine), "0 1 0").ok());
+  auto place = waiting.get(RendezvousClient::answer_key("r/count", mine), 3s);
+  ASSERT_TRUE(place.ok()) << place.error().message();
+  EXPECT_EQ(place->value_or("none"), "0 1 0");
+}
+
+// etcd compacted the count's history away (a cluster with auto-compaction) before the
+// coordinator read it: the slots before are unreadable (nullopt: their launchers are told they
+// came late), not an error and not a wait, and those that come afterwards are read.
+TEST_F(EtcdRendezvousTest, ACompactedHistoryLeavesEarlierSlotsUnreadNotTheRound) {
+  auto shared = session();
+  EtcdRendezvous first(shared);
+  for (const std::string slot : {"31 host-a -1", "32 host-b -1"}) {
+    ASSERT_TRUE(first.batch({BatchOp::add_one("c/count", slot)}).ok());
+  }
+  ASSERT_TRUE(first.set("c/after", "x").ok());  // the compaction's revision: past both puts
+  ASSERT_TRUE(compact_now(*shared));
+  EtcdRendezvous coordinator(session());
+  auto count = coordinator.wait_count("c/count", 1, "", 2s);
+  ASSERT_TRUE(count.ok()) << count.error().message();
+  EXPECT_EQ(*count, 2);
+  const auto before = std::chrono::steady_clock::now();
+  auto slots = coordinator.arrivals("c/count", 0, 2, 3s);
+  ASSERT_TRUE(slots.ok()) << slots.error().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 2s) << "not waited for";
+  ASSERT_EQ(slots->size(), 2u);
+  EXPECT_FALSE((*slots)[0].has_value());
+  EXPECT_FALSE((*slots)[1].has_value());
+  EtcdRendezvous late(session());
+  ASSERT_TRUE(late.batch({BatchOp::add_one("c/count", "33 host-c -1")}).ok());
+  auto more = coordinator.wait_count("c/count", 2, "", 3s);
+  ASSERT_TRUE(more.ok()) << more.error().message();
+  EXPECT_EQ(*more, 3);
+  auto last = coordinator.arrivals("c/count", 2, 3, 2s);
+  ASSERT_TRUE(last.ok()) << last.error().message();
+  EXPECT_EQ(last->front().value_or("none"), "33 host-c -1");
+}
+
+// A waiting launcher's seat, then its round's verdict and abort: one watch for the three,
+// opened from the counting batch's revision, the round's watch once it is seated.
+TEST_F(EtcdRendezvousTest, ASeatAndItsRoundsNewsAreOneWatch) {
+  auto shared = session();
+  EtcdRendezvous control(shared);
+  EtcdRendezvous seat(shared);
+  EtcdRendezvous coordinator(session());
+  auto counted = control.batch({BatchOp::add_one("s/count", "41 host-a 1"),
+                                BatchOp::get_now("s/abort"), BatchOp::get_now("s/verdict")});
+  ASSERT_TRUE(counted.ok()) << counted.error().message();
+  const std::string place = RendezvousClient::answer_key("s/count", 0);
+  ASSERT_TRUE(seat.follow_beside("s/abort"));
+  ASSERT_TRUE(seat.follow_beside("s/verdict"));
+  const long long streams = watch_streams_started();
+  ASSERT_GE(streams, 0);
+  ASSERT_TRUE(coordinator.set(place, "1 2 0").ok());
+  auto seated = seat.get(place, 3s);
+  ASSERT_TRUE(seated.ok()) << seated.error().message();
+  EXPECT_EQ(seated->value_or("none"), "1 2 0");
+  ASSERT_TRUE(coordinator.set("s/verdict", "agreed").ok());
+  ASSERT_TRUE(seat.follow_beside("s/verdict"));  // as join asks again: nothing new
+  ASSERT_TRUE(seat.start_get("s/abort", 1s).ok());
+  auto verdict = seat.get("s/verdict", 3s);
+  ASSERT_TRUE(verdict.ok()) << verdict.error().message();
+  EXPECT_EQ(verdict->value_or("none"), "agreed");
+  pollfd quiet{seat.fd(), POLLIN, 0};
+  EXPECT_EQ(poll(&quiet, 1, 200), 0) << "no abort yet";
+  ASSERT_TRUE(coordinator.set("s/abort", "lost").ok());
+  pollfd ready{seat.fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&ready, 1, 3000), 1);
+  auto heard = seat.finish_get();
+  ASSERT_TRUE(heard.ok()) << heard.error().message();
+  EXPECT_EQ(heard->value_or("none"), "lost");
+  EXPECT_EQ(watch_streams_started(), streams + 1) << "one watch for the seat, verdict and abort";
+}
+
+// etcd cancels a round's watch (its start revision compacted away meanwhile): finish_get says
+// so, and the next start_get opens the watch again instead of waiting on the dead one.
+TEST_F(EtcdRendezvousTest, ACanceledRoundWatchIsOpenedAgain) {
+  auto shared = session();
+  EtcdRendezvous control(shared);
+  EtcdRendezvous watching(shared);
+  EtcdRendezvous other(session());
+  ASSERT_TRUE(control.batch({BatchOp::get_now("w/abort")}).ok());  // absent: watched from here
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(other.set("w/noise", std::to_string(i)).ok());
+  ASSERT_TRUE(compact_now(*shared));
+  ASSERT_TRUE(watching.start_get("w/abort", 1s).ok());
+  pollfd canceled{watching.fd(), POLLIN, 0};
+  ASSERT_EQ(poll(&canceled, 1, 3000), 1) << "etcd's cancel wakes the descriptor";
+  EXPECT_FALSE(watching.finish_get().ok());
+  ASSERT_TRUE(watching.start_get("w/abort", 1s).ok());
+  ASSERT_TRUE(other.set("w/abort", "lost").ok());
   pollfd ready{watching.fd(), POLLIN, 0};
   ASSERT_EQ(poll(&ready, 1, 3000), 1);
   auto heard = watching.finish_get();
