@@ -45,14 +45,8 @@ Result<bool> EtcdSession::join_generation(Clock::time_point deadline) {
       options_.prefix = under;
       return true;
     }
-    json compare = {{"key", to_base64(counter)}, {"result", "EQUAL"}};
-    if (kvs.empty()) {
-      compare["target"] = "CREATE";
-      compare["create_revision"] = "0";
-    } else {
-      compare["target"] = "VALUE";
-      compare["value"] = to_base64(generation);
-    }
+    // The counter as read (absent: generation 0 was never moved).
+    const json compare = holds(to_base64(counter), kvs.empty() ? "" : generation);
     const std::string next = std::to_string(std::atoll(generation.c_str()) + 1);
     json put = {{"key", to_base64(counter)}, {"value", to_base64(next)}};
     auto moved = call(

@@ -77,10 +77,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
         json put = {{"key", key}, {"value", to_base64(op.value)}};
         if (op.kind == BatchOp::Kind::claim) put["lease"] = session_->lease();
         success.push_back({{"request_txn",
-                            {{"compare", json::array({{{"key", key},
-                                                       {"target", "CREATE"},
-                                                       {"result", "EQUAL"},
-                                                       {"create_revision", "0"}}})},
+                            {{"compare", json::array({holds(key, "")})},
                              {"success", json::array({{{"request_put", put}}})},
                              {"failure", json::array({{{"request_range", {{"key", key}}}}})}}}});
         break;
@@ -185,14 +182,7 @@ Result<bool> EtcdRendezvous::erase(std::string_view key) {
 Result<std::string> EtcdRendezvous::transaction(std::string_view key, std::string_view expected,
                                                 std::string_view desired, bool leased) {
   const std::string full = to_base64(session_->full_key(key));
-  json compare = {{"key", full}, {"result", "EQUAL"}};
-  if (expected.empty()) {
-    compare["target"] = "CREATE";
-    compare["create_revision"] = "0";
-  } else {
-    compare["target"] = "VALUE";
-    compare["value"] = to_base64(expected);
-  }
+  const json compare = holds(full, expected);
   json put = {{"key", full}, {"value", to_base64(desired)}};
   if (leased) put["lease"] = session_->lease();
   auto answer =

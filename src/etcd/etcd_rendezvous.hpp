@@ -67,6 +67,8 @@ class EtcdRendezvous : public RendezvousClient {
   std::string local_address() const override { return session_->local_address(); }
 
  private:
+  // A wait looks at its lease (and the wills of the lost) at least this often.
+  static constexpr std::chrono::milliseconds kLongestStep{500};
   Clock::time_point reply_deadline() const;
   Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request);
   // The values of these keys now (one range over their common prefix), and the revision read.
@@ -80,7 +82,8 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::optional<std::string>> next_of_watch(Clock::time_point until, bool& read_one);
   Result<std::optional<std::string>> wait_on_stream(const std::string& key,
                                                     Clock::time_point deadline);
-  void hold(std::string value);  // start_get's value, for finish_get: fd() readable
+  void hold(std::string value);            // start_get's value, for finish_get: fd() readable
+  std::optional<std::string> take_held();  // that value, once: fd() quiet again
   nlohmann::json will_put(std::string_view key, std::string_view value) const;
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);

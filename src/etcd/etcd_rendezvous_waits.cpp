@@ -17,9 +17,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-// A wait looks at its lease and at the wills of the lost this often at least.
-constexpr milliseconds kLongestStep{500};
-
 std::string common_prefix(const std::vector<std::string>& keys) {
   std::string prefix = keys.front();
   for (const std::string& key : keys) {

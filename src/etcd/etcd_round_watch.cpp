@@ -18,9 +18,6 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-// A wait looks at its lease at least this often.
-constexpr milliseconds kLongestStep{500};
-
 }  // namespace
 
 bool EtcdRendezvous::follow_beside(std::string_view beside) {
@@ -83,13 +80,16 @@ void EtcdRendezvous::hold(std::string value) {
   (void)!::write(held_fd_.get(), &one, sizeof one);
 }
 
+std::optional<std::string> EtcdRendezvous::take_held() {
+  if (!held_) return std::nullopt;
+  std::uint64_t drained = 0;
+  (void)!::read(held_fd_.get(), &drained, sizeof drained);
+  return std::exchange(held_, std::nullopt);
+}
+
 Result<bool> EtcdRendezvous::start_get(std::string_view key, milliseconds) {
   watched_ = std::string(key);
-  if (held_) {
-    std::uint64_t drained = 0;
-    (void)!::read(held_fd_.get(), &drained, sizeof drained);
-    held_.reset();
-  }
+  (void)take_held();
   if (!watch_ || !covered_.contains(watched_)) return open_stream(watched_);
   // Already followed: its value, if it came, is given at once.
   if (auto seen = seen_.find(watched_); seen != seen_.end()) hold(seen->second);
@@ -126,11 +126,7 @@ Result<std::optional<std::string>> EtcdRendezvous::next_of_watch(Clock::time_poi
 
 Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
   if (!watch_) return invalid("etcd", session_->endpoints_text(), "a watch begun by start_get");
-  if (held_) {
-    std::uint64_t drained = 0;
-    (void)!::read(held_fd_.get(), &drained, sizeof drained);
-    return std::exchange(held_, std::nullopt);
-  }
+  if (held_) return take_held();
   if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
   for (;;) {
     bool read_one = false;

@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+
+#include "etcd/base64.hpp"
 
 namespace aml::etcd {
 
@@ -16,6 +19,20 @@ inline std::string text_of(const nlohmann::json& j, const char* name) {
 
 inline long long number_of(const nlohmann::json& j, const char* name) {
   return std::atoll(text_of(j, name).c_str());
+}
+
+// A transaction's compare: the key (already base64) holds `expected`, or is absent where
+// `expected` is empty.
+inline nlohmann::json holds(const std::string& key, std::string_view expected) {
+  nlohmann::json compare = {{"key", key}, {"result", "EQUAL"}};
+  if (expected.empty()) {
+    compare["target"] = "CREATE";
+    compare["create_revision"] = "0";
+  } else {
+    compare["target"] = "VALUE";
+    compare["value"] = to_base64(expected);
+  }
+  return compare;
 }
 
 }  // namespace aml::etcd

@@ -45,12 +45,17 @@ class EtcdRendezvousTest : public ::testing::Test {
     return *started;
   }
 
+  // A plain HTTP connection to the server (its gateway and /metrics).
+  static Result<HttpConnection> gateway() {
+    const auto colon = server_->endpoint().rfind(':');
+    return HttpConnection::open(server_->endpoint().substr(0, colon),
+                                std::atoi(server_->endpoint().c_str() + colon + 1),
+                                std::chrono::steady_clock::now() + 5s, nullptr);
+  }
+
   // Watch streams etcd has started so far (its /metrics): how many watches a wait cost.
   static long long watch_streams_started() {
-    const auto colon = server_->endpoint().rfind(':');
-    auto metrics = HttpConnection::open(server_->endpoint().substr(0, colon),
-                                        std::atoi(server_->endpoint().c_str() + colon + 1),
-                                        std::chrono::steady_clock::now() + 5s, nullptr);
+    auto metrics = gateway();
     if (!metrics.ok()) return -1;
     auto answer = metrics->post("/metrics", "{}", std::chrono::steady_clock::now() + 5s);
     if (!answer.ok()) return -1;
@@ -68,13 +73,10 @@ class EtcdRendezvousTest : public ::testing::Test {
     if (!now.ok()) return false;
     const std::string revision =
         now->value("header", nlohmann::json::object()).value("revision", "0");
-    const auto colon = server_->endpoint().rfind(':');
-    auto gateway = HttpConnection::open(server_->endpoint().substr(0, colon),
-                                        std::atoi(server_->endpoint().c_str() + colon + 1),
-                                        std::chrono::steady_clock::now() + 5s, nullptr);
-    if (!gateway.ok()) return false;
-    auto compacted = gateway->post("/v3/kv/compaction", "{\"revision\":\"" + revision + "\"}",
-                                   std::chrono::steady_clock::now() + 5s);
+    auto http = gateway();
+    if (!http.ok()) return false;
+    auto compacted = http->post("/v3/kv/compaction", "{\"revision\":\"" + revision + "\"}",
+                                std::chrono::steady_clock::now() + 5s);
     return compacted.ok() && compacted->status == 200;
   }
 
