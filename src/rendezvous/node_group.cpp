@@ -173,6 +173,7 @@ std::string NodeGroup::node0_address() const {
 int NodeGroup::fd() const { return events_ ? events_.get() : watch_ ? watch_->fd() : -1; }
 
 int NodeGroup::next_poll_ms() const {
+  if (tripwire_due_) return 0;
   auto left = std::chrono::duration_cast<milliseconds>(next_tick_ - Clock::now()).count();
   return static_cast<int>(std::clamp<long long>(left + 1, 0, beat_interval().count()));
 }

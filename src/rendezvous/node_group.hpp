@@ -169,6 +169,17 @@ class NodeGroup : public PeerLink {
   std::string elastic_key(int round, const std::string& name) const;
   std::string place_key(int round, std::int64_t slot) const;  // a slot's seat, given
   Result<Agreement> lead_round();
+  Result<bool> open_workers_ports(Agreement& agreement);  // node 0
+  std::string verdict_of(const Agreement& agreement, const std::string& error) const;
+  // Under etcd, an elastic round after the first starts at once (node_group_round_at_once.cpp):
+  // node 0 says its verdict with its own entry, a member's seat is its entry, and node 0 looks
+  // at its members' "gone" keys while the round runs.
+  bool says_verdict_at_once(int round) const;
+  bool seat_is_entry(int round) const;
+  Result<Agreement> said_at_once(Agreement ready, const std::string& said,
+                                 const std::vector<std::optional<std::string>>& entered);
+  std::optional<JobFailure> gone_member();
+  void clear_will();  // control_'s: leaving on purpose, or not this node's round to end
   // seen: the round's verdict where the join already read it.
   // The verdict: `seen` already, or waited for on `from`.
   Result<Agreement> follow_round(std::optional<std::string> seen, RendezvousClient& from);
@@ -197,6 +208,7 @@ class NodeGroup : public PeerLink {
   // Under etcd, a launcher that dies while its host lives is heard at once, not after its
   // lease (node_group_tripwire.cpp): each member holds a connection to the store this round's
   // node 0 serves, with a last will there.
+  void open_events();
   void arm_tripwire();
   void disarm_tripwire();  // its leaving is no loss: the will cleared, the connection closed
   PeerNews hear_tripwire();
@@ -221,7 +233,12 @@ class NodeGroup : public PeerLink {
   std::optional<StoreClient> tripwire_will_;
   std::optional<std::string> heard_verdict_;  // heard on the tripwire, not yet in etcd
   std::chrono::steady_clock::time_point write_heard_at_;
-  UniqueFd events_;  // etcd: watch_'s and tripwire_'s descriptors
+  UniqueFd events_;            // etcd: watch_'s and tripwire_'s descriptors
+  bool tripwire_due_ = false;  // etcd: armed at the round's first poll (its workers run)
+  // Node 0 of a round started at once: its members' node ranks by launcher number.
+  std::map<long, int> seated_ids_;
+  // control_'s last will is this launcher's "gone" key, which its look sets.
+  bool gone_will_set_ = false;
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
   bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare

@@ -18,6 +18,7 @@
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/membership.hpp"
 #include "rendezvous/node_group.hpp"
+#include "rendezvous/slot_answers.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -53,7 +54,7 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
     if (parsed.is_object()) {
       last.restarts_used = parsed.value("restarts_used", 0);
       for (const auto& seat : parsed.value("seats", nlohmann::json::array())) {
-        if (seat.is_array() && seat.size() == 2)
+        if (seat.is_array() && seat.size() >= 2)
           last.seats[seat[0].get<long>()] = seat[1].get<int>();
       }
     }
@@ -143,12 +144,14 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::vector<std::string> hosts = {options_.self.host};
   std::set<long> gone;
   std::map<long, std::int64_t> slot_of;  // each launcher's slot: where its place goes
-  std::vector<std::int64_t> unread;      // slots that could not be read: told "late"
+  std::map<long, std::pair<std::string, long>> who = {
+      {me, {options_.self.host, options_.self.pid}}};
+  std::map<std::int64_t, std::string> refused;  // by slot: why
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
+  const std::string count_key = elastic_key(round, "count");
   for (bool first_look = true;; first_look = false) {
     // Woken by the next launcher to come, else soon enough to see one go.
-    const std::string count_key = elastic_key(round, "count");
     auto count =
         control_->wait_count(count_key, seen, RendezvousClient::arrival_key(count_key, seen),
                              first_look ? milliseconds(0) : kWaitingLook);
@@ -161,18 +164,26 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       if (!slots) return slots.error();
       for (const auto& slot : *slots) {
         ++seen;
-        if (!slot) {  // its launcher died before it said who it is, or etcd lost the history
-          unread.push_back(seen - 1);
-          continue;
-        }
-        // "ID HOST RANK": the launcher's number, its host, and its node rank in the last round.
+        // Its launcher died before it said who it is, or etcd lost the history: told "late".
+        if (!slot) continue;
+        // "ID HOST RANK INFO": the launcher's number, its host, its node rank in the last
+        // round, and what it says of itself (node_info.hpp).
         long id = -1;
-        int carried = -1;
+        int carried = -1, info_at = 0;
         char host[256] = "?";
-        std::sscanf(slot->c_str(), "%ld %255s %d", &id, host, &carried);
+        std::sscanf(slot->c_str(), "%ld %255s %d %n", &id, host, &carried, &info_at);
         if (id == me) continue;  // a coordinator that took over had taken a slot
-        slot_of[id] = seen - 1;
+        const auto info = info_at > 0 ? node_info_from_json(slot->substr(info_at)) : std::nullopt;
         auto previous = last.seats.find(id);
+        // A newcomer that disagrees with the running job is refused, and the job goes on.
+        if (round > 0 && !resumed_ && info && previous == last.seats.end()) {
+          if (auto problem = newcomer_disagreement(options_.self, *info)) {
+            refused[seen - 1] = "error nodes that agree on the job; " + *problem;
+            continue;
+          }
+        }
+        slot_of[id] = seen - 1;
+        who[id] = {host, info ? info->pid : 0};
         // The last round's seats say who had which rank; after node 0 came back (a new store
         // without them), the survivors say it themselves.
         const int rank = previous != last.seats.end() ? previous->second : resumed_ ? carried : -1;
@@ -227,10 +238,10 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
           " came: " + who_came(hosts);
-      std::vector<std::pair<std::string, std::string>> places;
-      for (std::size_t i = 1; i < joined.size(); ++i) {
-        places.emplace_back(place_key(round, slot_of[joined[i].id]), "error " + why);
-      }
+      std::map<std::int64_t, std::string> answers = refused;
+      for (std::size_t i = 1; i < joined.size(); ++i)
+        answers[slot_of[joined[i].id]] = "error " + why;
+      auto places = answer_records(count_key, 0, answer_groups(seen), answers, kLateMark);
       places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
       if (control_->set_many(places)) (void)mark_late(round, seen);
       return invalid("rendezvous", "round " + std::to_string(round), why);
@@ -244,22 +255,40 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   const int restarts_used = last.restarts_used;
   std::map<long, int> seats;
   nlohmann::json record = {{"restarts_used", restarts_used}, {"seats", nlohmann::json::array()}};
-  std::vector<std::pair<std::string, std::string>> places;
+  // By slot; the others (unread, gone) are late.
+  std::map<std::int64_t, std::string> answers = refused;
   for (int rank = 0; rank < nodes; ++rank) {
     const long id = members.by_rank[static_cast<std::size_t>(rank)];
     seats[id] = rank;
-    record["seats"].push_back({id, rank});
+    // With its host and launcher's pid: the round's node 0 names its members from it.
+    record["seats"].push_back({id, rank, who[id].first, who[id].second});
     if (id == me) continue;
-    places.emplace_back(
-        place_key(round, slot_of[id]),
-        std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used));
+    answers[slot_of[id]] =
+        std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);
   }
-  for (long id : members.spares) places.emplace_back(place_key(round, slot_of[id]), "spare");
-  for (std::int64_t slot : unread)
-    places.emplace_back(place_key(round, slot), std::string(kLateMark));
-  // Whoever gives the next round's seats starts from the record; the count closes the round
-  // (after the places, in the same transactions under etcd).
+  for (long id : members.spares) answers[slot_of[id]] = "spare";
+  auto places = answer_records(count_key, 0, answer_groups(seen), answers, kLateMark);
+  // Under etcd a round after the first starts on node 0's verdict, said as soon as it has its
+  // seat (node_group_round_at_once.cpp): its group's answers go first, alone.
+  if (on_etcd() && round > 0 && nodes > 0 && members.by_rank[0] != me) {
+    const auto group =
+        static_cast<std::size_t>(slot_of[members.by_rank[0]] / RendezvousClient::kSlotsPerAnswer);
+    if (group + 1 < places.size()) {
+      if (auto sent = control_->set_many({places[group]}); !sent) return sent.error();
+      places.erase(places.begin() + static_cast<long>(group));
+    }
+  }
+  // The last group also answers the slots taken after the count it closes the round at: it
+  // goes with that count (the last of these writes: one transaction under etcd, up to 8,000
+  // slots), so that a launcher counting meanwhile reads both or neither. Whoever gives the
+  // next round's seats starts from the record.
+  std::vector<std::pair<std::string, std::string>> closing;
+  if (!places.empty()) {
+    closing.push_back(std::move(places.back()));
+    places.pop_back();
+  }
   places.emplace_back(elastic_key(round, "seats"), record.dump());
+  for (auto& group : closing) places.push_back(std::move(group));
   places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
   places.emplace_back(std::string(kNextRoundKey), std::to_string(round + 1));
   if (auto placed = control_->set_many(places); !placed) return placed.error();
@@ -286,10 +315,9 @@ std::string NodeGroup::place_key(int round, std::int64_t slot) const {
 Result<bool> NodeGroup::mark_late(int round, std::int64_t seen) {
   auto count = control_->add(elastic_key(round, "count"), 0);
   if (!count) return count.error();
-  std::vector<std::pair<std::string, std::string>> late;
-  for (std::int64_t slot = seen; slot < *count; ++slot) {
-    late.emplace_back(place_key(round, slot), std::string(kLateMark));
-  }
+  // The groups past the last one the round's closing wrote, all late (slots not taken yet too).
+  auto late = answer_records(elastic_key(round, "count"), answer_groups(seen),
+                             answer_groups(*count), {}, kLateMark);
   return late.empty() ? Result<bool>(true) : control_->set_many(late);
 }
 

@@ -15,7 +15,8 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
-  disarm_tripwire();          // the last round's (arm_tripwire makes the round's descriptor anew)
+  disarm_tripwire();  // the last round's (open_events makes the round's descriptor anew)
+  seated_ids_.clear();
   int restarts_used = round;  // a fixed-size job restarts only after a failure
   joining_phase_ = phase;
   if (options_.elastic) {
@@ -54,18 +55,38 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   // Its entry. Under etcd in the same transaction: its last will (its death from here on ends
   // the round) and whether the round's abort and verdict are there yet (if not, their watches
   // begin at this transaction, without reading them again).
+  // In an elastic round after the first, node 0 says its verdict in the same transaction, and
+  // a member's seat is its entry (node_group_round_at_once.cpp).
+  const bool at_once = says_verdict_at_once(round);
+  const bool seat_enters = seat_is_entry(round);
+  Agreement ready;
+  std::string said;
+  if (at_once) {
+    ready.round = round;
+    ready.node_count = self.nnodes;
+    ready.nodes = {self};
+    if (auto opened = open_workers_ports(ready); !opened) return opened.error();
+    said = verdict_of(ready, "");
+  }
   std::vector<BatchOp> entry = {BatchOp::create(node_key("node", self.node_rank), me)};
   if (on_etcd()) {
     entry.push_back(BatchOp::will(key("abort"), to_json(died)));
     entry.push_back(BatchOp::get_now(key("abort")));
-    entry.push_back(BatchOp::get_now(key("verdict")));
+    entry.push_back(at_once ? BatchOp::create(key("verdict"), said)
+                            : BatchOp::get_now(key("verdict")));
+    if (at_once) entry.push_back(BatchOp::get_now(elastic_key(round, "seats")));
   }
-  auto entered = control_->batch(entry);
+  Result<std::vector<std::optional<std::string>>> entered =
+      std::vector<std::optional<std::string>>{me, std::nullopt, std::nullopt, std::nullopt};
+  if (!seat_enters) {
+    entered = control_->batch(entry);
+    gone_will_set_ = gone_will_set_ && !on_etcd();  // the entry's will replaces it
+  }
   if (!entered) return entered.error();
   const std::optional<std::string> stored = entered->front();
-  const std::optional<std::string> verdict = on_etcd() ? entered->back() : std::nullopt;
+  const std::optional<std::string> verdict = on_etcd() ? (*entered)[3] : std::nullopt;
   if (*stored != me) {
-    if (on_etcd()) (void)control_->clear_last_will();  // not this node's round to end
+    if (on_etcd()) clear_will();  // not this node's round to end
     auto other = node_info_from_json(*stored);
     return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
                    "a node rank of its own; " +
@@ -102,10 +123,11 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
     return started.error();
   }
-  auto agreed = self.node_rank == 0 ? lead_round()
-                                    : follow_round(verdict, verdict_beside ? *watch_ : *control_);
+  auto agreed = at_once               ? said_at_once(std::move(ready), said, *entered)
+                : self.node_rank == 0 ? lead_round()
+                                      : follow_round(verdict, verdict_beside ? *watch_ : *control_);
   if (!agreed) {
-    if (on_etcd()) (void)control_->clear_last_will();  // a failed rendezvous ends no round
+    if (on_etcd()) clear_will();  // a failed rendezvous ends no round
     return agreed;
   }
   agreed->node_rank = self.node_rank;
@@ -113,6 +135,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   agreement_ = *agreed;
   if (!host_) {
     if (!on_etcd()) {
+      gone_will_set_ = false;
       if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
         return will.error();
       }
@@ -121,7 +144,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return watching.error();
     }
   }
-  arm_tripwire();
+  open_events();
   const auto now = Clock::now();
   next_tick_ = now + beat_interval();
   agreed_at_ = now;
@@ -152,14 +175,43 @@ Result<bool> NodeGroup::all_exist(const std::string& name) {
   return true;
 }
 
+// Where this round's workers meet: their MASTER_PORT and, under etcd, the store node 0 serves
+// them.
+Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
+  auto port = free_tcp_port();
+  if (!port) return port.error();
+  agreement.worker_master_port = *port;
+  if (on_etcd()) {
+    auto store = serve_workers_store();
+    if (!store) return store.error();
+    agreement.worker_store_port = *store;
+  }
+  return true;
+}
+
+// The verdict every member reads: node 0's entry alone, unless every node needs them all.
+std::string NodeGroup::verdict_of(const Agreement& agreement, const std::string& error) const {
+  nlohmann::ordered_json verdict;
+  verdict["error"] = error;
+  verdict["worker_master_port"] = agreement.worker_master_port;
+  verdict["worker_store_port"] = agreement.worker_store_port;
+  verdict["node_count"] = agreement.node_count;
+  const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
+                                      [](const NodeInfo& node) { return !node.tf_ports.empty(); });
+  auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
+  for (const NodeInfo& node : agreement.nodes) {
+    nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
+    if (!all_needed) break;  // node 0's alone
+  }
+  return verdict.dump();
+}
+
 Result<Agreement> NodeGroup::lead_round() {
   const int nnodes = options_.self.nnodes;
   // An elastic round's members were given their seats a moment ago: one that does not come
   // within --node-timeout is lost, not late.
   const auto deadline =
       Clock::now() + (options_.elastic ? options_.node_timeout : options_.rdzv_timeout);
-  nlohmann::ordered_json verdict;
-  verdict["error"] = "";
   Agreement agreement;
   agreement.round = round_;
   // Every node's info, in order: one call waits for a thousand nodes at once, all of them
@@ -185,29 +237,13 @@ Result<Agreement> NodeGroup::lead_round() {
             std::to_string(nnodes) + " did not";
   } else if (auto problem = disagreement(agreement.nodes)) {
     error = "nodes that agree on the job; " + *problem;
-  } else {
-    auto port = free_tcp_port();
-    if (!port) return port.error();
-    agreement.worker_master_port = *port;
-    if (on_etcd()) {
-      auto store = serve_workers_store();
-      if (!store) return store.error();
-      agreement.worker_store_port = *store;
-    }
+  } else if (auto opened = open_workers_ports(agreement); !opened) {
+    return opened.error();
   }
-  verdict["error"] = error;
-  verdict["worker_master_port"] = agreement.worker_master_port;
-  verdict["worker_store_port"] = agreement.worker_store_port;
   agreement.node_count = static_cast<int>(agreement.nodes.size());
-  verdict["node_count"] = agreement.node_count;
-  const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
-                                      [](const NodeInfo& node) { return !node.tf_ports.empty(); });
-  auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
-  for (const NodeInfo& node : agreement.nodes) {
-    nodes.push_back(nlohmann::ordered_json::parse(to_json(node)));
-    if (!all_needed) break;  // node 0's alone
+  if (auto set = control_->set(key("verdict"), verdict_of(agreement, error)); !set) {
+    return set.error();
   }
-  if (auto set = control_->set(key("verdict"), verdict.dump()); !set) return set.error();
   if (error.empty()) return agreement;
   // The store goes away with this launcher: first let the nodes that came read why.
   std::vector<std::string> readers;

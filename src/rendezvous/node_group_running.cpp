@@ -71,7 +71,7 @@ void NodeGroup::local_success() {
   // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
   const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
   if (!host_ && !writes_completion) {
-    (void)control_->clear_last_will();
+    clear_will();
     disarm_tripwire();
   }
   next_tick_ = Clock::now();  // look at once whether the others are done too
@@ -146,6 +146,11 @@ std::optional<JobFailure> NodeGroup::beat() {
   return std::nullopt;
 }
 
+void NodeGroup::clear_will() {
+  gone_will_set_ = false;
+  (void)control_->clear_last_will();
+}
+
 PeerNews NodeGroup::hear_abort() {
   PeerNews news;
   const auto asked = Clock::now();
@@ -179,7 +184,7 @@ PeerNews NodeGroup::news_of(const std::string& verdict) {
   if (verdict == kComplete) {
     // Node 0 wrote it and waits for the goodbyes (finishing_news).
     if (options_.self.node_rank == 0) return news;
-    (void)control_->clear_last_will();  // leaving on purpose
+    clear_will();  // leaving on purpose
     (void)control_->set(node_key("goodbye", options_.self.node_rank), "1");
     news.complete = true;
     return news;
@@ -268,6 +273,7 @@ PeerNews NodeGroup::poll(bool readable) {
   // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
   // counted this node lost meanwhile.
   if (gap >= beat_interval()) own_pause_ = gap;
+  if (tripwire_due_) arm_tripwire();
   if (readable && tripwire_ && input_waiting(tripwire_->fd())) {
     news = hear_tripwire();
     if (news.failure || news.complete) return news;
@@ -283,6 +289,7 @@ PeerNews NodeGroup::poll(bool readable) {
   // Under etcd node 0 holds a lease like every node: it beats too.
   news.failure = !leader || on_etcd() ? beat() : std::nullopt;
   if (leader && !news.failure) news.failure = find_silent_node();
+  if (leader && !news.failure) news.failure = gone_member();
   if (leader && !news.failure) news.failure = admit_newcomers();
   if (news.failure || !leader || !finishing_) return news;
   return finishing_news(now);

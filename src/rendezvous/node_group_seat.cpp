@@ -10,6 +10,7 @@
 #include "rendezvous/elastic_keys.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
+#include "rendezvous/slot_answers.hpp"
 
 namespace aml {
 
@@ -60,10 +61,11 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   if (auto id = launcher_number(); !id) return id.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };
   const std::string me = std::to_string(launcher_id_);
-  // What a slot brings: "ID HOST RANK", the launcher's number, its host and its node rank in
-  // the last round.
-  const std::string slot =
-      me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank);
+  // What a slot brings: "ID HOST RANK INFO", the launcher's number, its host, its node rank in
+  // the last round, and what it says of itself (a running job refuses a newcomer that
+  // disagrees with it; the round's node 0 names its members).
+  const std::string slot = me + " " + options_.self.host + " " +
+                           std::to_string(options_.self.node_rank) + " " + to_json(options_.self);
   // One look: which round is open and, in the same batch, this launcher counted in the round
   // it expects with its slot, and its last will (while it waits, its death takes it out of
   // the next round: nobody waits for it), and whether that round's coordinator closed it
@@ -71,10 +73,12 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   // already closed is late: nobody waits for its slot.
   std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
                                BatchOp::add_one(elastic_key(round, "count"), slot),
-                               BatchOp::will(gone_key(launcher_id_), "1"),
                                BatchOp::get_now(elastic_key(round, "counted"))};
   // etcd: the round's abort and verdict, absent now, are then watched with its seat.
   for (BatchOp& op : round_news(round)) look.push_back(std::move(op));
+  // The will, unless the last look's is still set (a member of a round that started at once
+  // keeps it: node_group_round_at_once.cpp): a write fewer for etcd.
+  if (!gone_will_set_) look.push_back(BatchOp::will(gone_key(launcher_id_), "1"));
   const std::size_t claim_ops = look.size();  // where the look's claim (or its reads) begins
   if (may_claim(true)) {
     if (round == 0) {
@@ -85,6 +89,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   }
   auto seen = control_->batch(look);
   if (!seen) return seen.error();
+  gone_will_set_ = true;
   const auto& next = seen->front();
   bool claimed = false;
   std::optional<std::int64_t> looked_slot;  // its slot in `round`, taken by the look
@@ -107,7 +112,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     std::optional<std::string> counted;  // the count the coordinator closed the round at
     if (first_round && looked_slot) {
       mine = *looked_slot;
-      counted = (*seen)[3];
+      counted = (*seen)[2];
     } else {
       std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"), slot),
                                      BatchOp::get_now(elastic_key(round, "counted"))};
@@ -156,8 +161,10 @@ Result<Agreement> NodeGroup::take_seat(int round) {
                                     std::to_string(round) + ": node 0 was lost, or the job ended)";
         return error;
       }
-      seat_said = *seated;
-      if (seat_said) break;
+      if (*seated) {
+        seat_said = answer_in(**seated, mine);
+        break;
+      }
       auto again = control_->batch({BatchOp::get_now(elastic_key(round, "counted")),
                                     BatchOp::get_now(std::string(kJobEndKey))});
       if (!again) return again.error();
@@ -214,10 +221,8 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   auto count = control_->add(elastic_key(round, "count"), 0);
   if (!count) return;
   // Each waiting slot's place says so, and the count (for a slot taken after this look).
-  std::vector<std::pair<std::string, std::string>> ended;
-  for (std::int64_t slot = 0; slot < *count; ++slot) {
-    ended.emplace_back(place_key(round, slot), std::string(kEndedMark));
-  }
+  auto ended =
+      answer_records(elastic_key(round, "count"), 0, answer_groups(*count), {}, kEndedMark);
   ended.emplace_back(elastic_key(round, "counted"), std::string(kEndedMark));
   (void)control_->set_many(ended);
   if (!host_ || *count == 0) return;

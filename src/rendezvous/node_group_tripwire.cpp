@@ -28,10 +28,23 @@ void watch_for_input(int epoll, int fd) {
 
 }  // namespace
 
-void NodeGroup::arm_tripwire() {
-  disarm_tripwire();
+// The round's descriptor, which the supervisor waits on: the watch's now, the tripwire's once
+// it is armed.
+void NodeGroup::open_events() {
   events_.reset();
-  if (!on_etcd() || !watch_ || agreement_.worker_store_port == 0) return;
+  tripwire_due_ = false;
+  if (!on_etcd() || !watch_) return;
+  events_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
+  watch_for_input(events_.get(), watch_->fd());
+  tripwire_due_ = true;
+}
+
+// Armed at the round's first poll, once the workers run: a thousand members connect to node 0's
+// store at once, and its handshakes one after another must hold no worker's start back.
+void NodeGroup::arm_tripwire() {
+  tripwire_due_ = false;
+  disarm_tripwire();
+  if (!events_ || agreement_.worker_store_port == 0) return;
   const bool leader = options_.self.node_rank == 0;
   if (!leader && agreement_.nodes.empty()) return;
   const std::string host = leader ? options_.self.addr : agreement_.nodes.front().addr;
@@ -55,8 +68,6 @@ void NodeGroup::arm_tripwire() {
     tripwire_will_.emplace(std::move(*will));
   }
   tripwire_.emplace(std::move(*listening));
-  events_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
-  watch_for_input(events_.get(), watch_->fd());
   watch_for_input(events_.get(), tripwire_->fd());
 }
 

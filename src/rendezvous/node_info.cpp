@@ -8,6 +8,7 @@
 namespace aml {
 
 std::string NodeInfo::describe() const {
+  if (node_rank < 0) return "a node waiting for its seat (" + host + ")";
   if (per_process()) {
     return "rank " + std::to_string(node_rank) + " (node " + std::to_string(on_node) + ", " + host +
            ")";
@@ -98,6 +99,13 @@ std::optional<std::string> disagreement(const std::vector<NodeInfo>& nodes) {
   std::string text = problems.front();
   for (std::size_t i = 1; i < problems.size(); ++i) text += "; " + problems[i];
   return text;
+}
+
+std::optional<std::string> newcomer_disagreement(const NodeInfo& member, NodeInfo newcomer) {
+  // Its node rank and the node count are the round's, given with its seat.
+  newcomer.node_rank = -1;
+  newcomer.nnodes = member.nnodes;
+  return disagreement({member, newcomer});
 }
 
 std::string missing_node_ranks(int nnodes, const std::vector<int>& present) {

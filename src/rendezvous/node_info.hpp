@@ -35,6 +35,10 @@ std::optional<NodeInfo> node_info_from_json(const std::string& text);
 // node 0 (a) and node 1 (b) have 2, node 2 (c) has 4"), or nullopt when they agree.
 std::optional<std::string> disagreement(const std::vector<NodeInfo>& nodes);
 
+// Why a node waiting for a seat in a running elastic job cannot join it (as disagreement()
+// says it, its node count aside), or nullopt.
+std::optional<std::string> newcomer_disagreement(const NodeInfo& member, NodeInfo newcomer);
+
 // Node ranks in [0, nnodes) that are not in `present`, as "2, 5 and 7".
 std::string missing_node_ranks(int nnodes, const std::vector<int>& present);
 

@@ -80,14 +80,17 @@ class RendezvousClient {
   virtual Result<std::vector<std::optional<std::string>>> arrivals(
       std::string_view count_key, std::int64_t from, std::int64_t to,
       std::chrono::milliseconds timeout);
-  // Where node 0's store keeps what counter `index` (from 0) brought, and where an answer to
-  // it goes (a key that cannot exist before its counter counted: etcd watches it from the
-  // counting transaction without reading it first).
+  // Where node 0's store keeps what counter `index` (from 0) brought, and where the answer to
+  // it goes with those of its group (slot_answers.hpp). A group's answers are written once,
+  // after its counters counted, or with the count that closed them out ("late", which a
+  // counter reads as it counts): etcd watches the key from the counting transaction without
+  // reading it first.
+  static constexpr std::int64_t kSlotsPerAnswer = 64;
   static std::string arrival_key(std::string_view count_key, std::int64_t index) {
     return std::string(count_key) + "/" + std::to_string(index);
   }
   static std::string answer_key(std::string_view count_key, std::int64_t index) {
-    return arrival_key(count_key, index) + "/answer";
+    return std::string(count_key) + "/answers/" + std::to_string(index / kSlotsPerAnswer);
   }
   virtual Result<bool> check(const std::vector<std::string>& keys) = 0;
   virtual Result<bool> wait(const std::vector<std::string>& keys,

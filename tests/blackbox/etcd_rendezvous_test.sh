@@ -209,6 +209,43 @@ touch "$WORK/$J.finish"
 statuses=$(for h in $left; do wait_status $J "$h" 20; done | tr '\n' ' ')
 check "etcd: that job ends 0 on both ($statuses)" [ "$statuses" = "0 0 " ] || show $J
 
+# --- 3e. A round after the first starts at once: node 0 says its verdict without waiting for
+# the members' entries (a seat is the entry), and looks for their "gone" keys instead. A
+# newcomer that disagrees with the running job is refused there, and the job goes on; a member
+# of that round paused (its lease ends, its connections stay open) is named lost by node 0.
+J=atonce
+ARGS=(--nnodes 2:3 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "atonce-$$"
+  --node-timeout 3 --rdzv-timeout 8 --rdzv-last-call 1 --max-restarts 3)
+for h in 3 4 5; do start $J $h no_env "${ARGS[@]}" --nproc-per-node 1; done
+for h in 3 4 5; do wait_file "$WORK/$J.rank.$h.0" 20; done
+start $J 6 no_env "${ARGS[@]}" --nproc-per-node 2  # the newcomer, waiting for round 1
+for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.6" 2>/dev/null && break; sleep 0.05; done
+node0=$(host_with_rank $J 0 0)
+left=$(for h in 3 4 5; do [ "$h" != "$node0" ] && echo $h; done | tr '\n' ' ')
+kill_host $J "$node0"
+for h in $left; do wait_file "$WORK/$J.rank.$h.1" 30; done
+got=$(cat "$WORK"/$J.rank.*.1 2>/dev/null | cut -d' ' -f1,2 | sort | tr '\n' ' ')
+s6=$(wait_status $J 6 10)
+check "etcd, a round started at once: node 0 (host $node0) lost, the two left run round 1 as nodes 0 and 1 of 2 ($got)" \
+  [ "$got" = "0 2 1 2 " ] || show $J
+check "etcd: the newcomer that asks for 2 processes per node is refused (exit $s6), naming why" \
+  bash -c "[ '$s6' = 2 ] && grep -q 'nodes that agree on the job; the nodes disagree on processes per node: .*a node waiting for its seat' '$WORK/$J.out.6'" ||
+  show $J
+zero=$(host_with_rank $J 1 0)
+one=$(host_with_rank $J 1 1)
+paused=$(grep -l -s -a "LAUNCHER=$MARK-$J-$one\b" /proc/[0-9]*/environ | cut -d/ -f3)
+t0=$(date +%s%N)
+kill -STOP $paused 2>/dev/null
+for _ in $(seq 300); do grep -q "its etcd lease ended" "$WORK/$J.out.$zero" 2>/dev/null && break; sleep 0.05; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -KILL $paused 2>/dev/null
+check "etcd: round 1's node 1 (host $one) paused: node 0 (host $zero) names its lease, after it ends ($ms ms; --node-timeout 3 s)" \
+  bash -c "grep -q 'node 1 .*its etcd lease ended' '$WORK/$J.out.$zero' && [ $ms -ge 1900 ] && [ $ms -lt 12000 ]" ||
+  show $J
+s0=$(wait_status $J "$zero" 30)
+check "etcd: node 0 left alone fails after --rdzv-timeout (exit $s0), not before" \
+  bash -c "[ -n '$s0' ] && [ '$s0' != 0 ]" || show $J
+
 # --- 4. torch gloo, a checkpoint each step, through the loss of node 0 under etcd.
 J=tc
 if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then

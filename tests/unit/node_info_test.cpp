@@ -125,5 +125,21 @@ TEST(JobFailure, ALostNodeIsNotARank) {
   EXPECT_FALSE(job_failure_from_json("{}"));
 }
 
+TEST(NodeInfo, ANewcomerToARunningJobIsComparedButForTheNodeCount) {
+  NodeInfo member = node(1);
+  NodeInfo newcomer = node(5);
+  newcomer.nnodes = 7;  // the round's count comes with its seat
+  EXPECT_FALSE(newcomer_disagreement(member, newcomer));
+  newcomer.nproc_per_node = 4;
+  newcomer.max_restarts = 2;
+  auto why = newcomer_disagreement(member, newcomer);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("processes per node"), std::string::npos) << *why;
+  EXPECT_NE(why->find("--max-restarts"), std::string::npos) << *why;
+  EXPECT_NE(why->find("a node waiting for its seat (host5) has 4"), std::string::npos) << *why;
+  EXPECT_NE(why->find("node 1 (host1) has 2"), std::string::npos) << *why;
+  EXPECT_EQ(why->find("number of nodes"), std::string::npos) << *why;
+}
+
 }  // namespace
 }  // namespace aml
