@@ -174,8 +174,7 @@ class NodeGroup : public PeerLink {
   // Under etcd, an elastic round after the first starts at once (node_group_round_at_once.cpp):
   // node 0 says its verdict with its own entry, a member's seat is its entry, and node 0 looks
   // at its members' "gone" keys while the round runs.
-  bool says_verdict_at_once(int round) const;
-  bool seat_is_entry(int round) const;
+  bool starts_at_once(int round) const;
   Result<Agreement> said_at_once(Agreement ready, const std::string& said,
                                  const std::vector<std::optional<std::string>>& entered);
   std::optional<JobFailure> gone_member();

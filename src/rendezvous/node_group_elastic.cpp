@@ -29,11 +29,15 @@ using namespace elastic_keys;
 
 namespace {
 
-// "5 nodes (node 0 a, b, c ...)": who came, for an error.
-std::string who_came(const std::vector<std::string>& hosts) {
+// "a, b, c and 2 more": the hosts of who came, for an error.
+std::string who_came(const std::vector<Candidate>& joined,
+                     const std::map<long, std::pair<std::string, long>>& who) {
   std::string text;
-  for (std::size_t i = 0; i < hosts.size() && i < 8; ++i) text += (i ? ", " : "") + hosts[i];
-  if (hosts.size() > 8) text += " and " + std::to_string(hosts.size() - 8) + " more";
+  for (std::size_t i = 0; i < joined.size() && i < 8; ++i) {
+    auto found = who.find(joined[i].id);
+    text += (i ? ", " : "") + (found == who.end() ? std::string("?") : found->second.first);
+  }
+  if (joined.size() > 8) text += " and " + std::to_string(joined.size() - 8) + " more";
   return text;
 }
 
@@ -141,7 +145,6 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   const auto start = Clock::now();
   auto last_arrival = start;
   std::vector<Candidate> joined = {{me, my_rank}};
-  std::vector<std::string> hosts = {options_.self.host};
   std::set<long> gone;
   std::map<long, std::int64_t> slot_of;  // each launcher's slot: where its place goes
   std::map<long, std::pair<std::string, long>> who = {
@@ -188,7 +191,6 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         // without them), the survivors say it themselves.
         const int rank = previous != last.seats.end() ? previous->second : resumed_ ? carried : -1;
         joined.push_back({id, rank});
-        hosts.push_back(host);
         last_arrival = Clock::now();
       }
     }
@@ -221,7 +223,6 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     for (std::size_t i = joined.size(); i-- > 1;) {
       if (gone.contains(joined[i].id)) {
         joined.erase(joined.begin() + static_cast<long>(i));
-        hosts.erase(hosts.begin() + static_cast<long>(i));
       }
     }
     std::erase_if(awaited, [&gone](long id) { return gone.contains(id); });
@@ -237,7 +238,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           seconds_text(options_.rdzv_timeout) + " for round " + std::to_string(round) + " of run " +
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
-          " came: " + who_came(hosts);
+          " came: " + who_came(joined, who);
       std::map<std::int64_t, std::string> answers = refused;
       for (std::size_t i = 1; i < joined.size(); ++i)
         answers[slot_of[joined[i].id]] = "error " + why;

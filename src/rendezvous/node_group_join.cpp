@@ -54,11 +54,11 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   died.time.clear();  // not known when it is written
   // Its entry. Under etcd in the same transaction: its last will (its death from here on ends
   // the round) and whether the round's abort and verdict are there yet (if not, their watches
-  // begin at this transaction, without reading them again).
-  // In an elastic round after the first, node 0 says its verdict in the same transaction, and
-  // a member's seat is its entry (node_group_round_at_once.cpp).
-  const bool at_once = says_verdict_at_once(round);
-  const bool seat_enters = seat_is_entry(round);
+  // begin at this transaction, without reading them again). In a round that starts at once
+  // (node_group_round_at_once.cpp), node 0 says its verdict in it too, and a member's seat is
+  // its entry.
+  const bool at_once = starts_at_once(round) && self.node_rank == 0;
+  const bool seat_enters = starts_at_once(round) && self.node_rank != 0;
   Agreement ready;
   std::string said;
   if (at_once) {

@@ -16,15 +16,9 @@ namespace aml {
 
 using namespace group_timing;
 
-bool NodeGroup::says_verdict_at_once(int round) const {
+bool NodeGroup::starts_at_once(int round) const {
   // TensorFlow's workers need every node's ports: the entries first.
-  return on_etcd() && options_.elastic && round > 0 && options_.self.node_rank == 0 &&
-         options_.self.tf_ports.empty();
-}
-
-bool NodeGroup::seat_is_entry(int round) const {
-  return on_etcd() && options_.elastic && round > 0 && options_.self.node_rank != 0 &&
-         options_.self.tf_ports.empty();
+  return on_etcd() && options_.elastic && round > 0 && options_.self.tf_ports.empty();
 }
 
 // `entered`: node 0's entry transaction (its entry, will, the abort, its verdict, the seats).
