@@ -111,9 +111,6 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
         const auto previous = put.find("prev_kv");
         const long long count = (previous == put.end() ? 0 : number_of(*previous, "version")) + 1;
         results[i] = std::to_string(count);
-        // The answer to this counter comes after its count (or the round's closing count,
-        // which its batch reads, already said it came late).
-        absent.push_back(answer_key(ops[i].key, count - 1));
         break;
       }
       case BatchOp::Kind::last_will:

@@ -142,11 +142,20 @@ Result<std::optional<std::string>> EtcdRendezvous::wait_on_stream(const std::str
   if (!watch_) {
     if (auto opened = open_stream(key); !opened) return opened.error();
   }
+  bool opened_again = false;
   while (!seen_.contains(key) && Clock::now() < deadline) {
     const auto step =
         std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
     bool read_one = false;
     auto value = next_of_watch(step, read_one);
+    if (!value && !watch_ && !opened_again) {
+      // etcd ended the watch: its first revision was compacted away (a watch opened long
+      // before, as a launcher's for the next round is, and moved to another member). Once
+      // more from what etcd holds now.
+      opened_again = true;
+      if (auto opened = open_stream(key); !opened) return opened.error();
+      continue;
+    }
     if (!value) return value.error();
     if (*value) hold(std::move(**value));
     if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();

@@ -134,13 +134,11 @@ class NodeGroup : public PeerLink {
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
+  void watch_next_seat();  // etcd: opened while the round runs
   // etcd: reads of the round's abort and verdict that a batch joins, so that the launcher's
   // seat watch follows them from its revision (none for node 0's store).
   std::vector<BatchOp> round_news(int round) const;
   Result<std::optional<Agreement>> ended_job(int round);  // the end, once it is written
-  // The coordinator, once the round's count says `seen`: "late" in each slot taken since (a
-  // slot taken after this look reads the count).
-  Result<bool> mark_late(int round, std::int64_t seen);
   Result<long> launcher_number();
   // Under etcd: whether this launcher gives the seats of `round` (it claimed it first, and
   // the round before it has ended). Node 0's store's host always does.
@@ -167,7 +165,7 @@ class NodeGroup : public PeerLink {
   std::optional<int> resumed_round();
   std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once
   std::string elastic_key(int round, const std::string& name) const;
-  std::string place_key(int round, std::int64_t slot) const;  // a slot's seat, given
+  std::string place_key(int round, long launcher) const;  // where its place is given
   Result<Agreement> lead_round();
   Result<bool> open_workers_ports(Agreement& agreement);  // node 0
   std::string verdict_of(const Agreement& agreement, const std::string& error) const;
@@ -224,7 +222,8 @@ class NodeGroup : public PeerLink {
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;
   int seat_watch_round_ = -1;
-  std::string joining_phase_ = "run";         // join's phase, while it takes a seat
+  bool next_seat_due_ = false;         // etcd, elastic: watch_next_seat at the round's first tick
+  std::string joining_phase_ = "run";  // join's phase, while it takes a seat
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
   // etcd: to that store: one connection waits for a member's will, one holds this launcher's
   // own (a connection that waits takes no other request, so the will could not be taken back).

@@ -18,7 +18,7 @@
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/membership.hpp"
 #include "rendezvous/node_group.hpp"
-#include "rendezvous/slot_answers.hpp"
+#include "rendezvous/round_answers.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -146,10 +146,9 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   auto last_arrival = start;
   std::vector<Candidate> joined = {{me, my_rank}};
   std::set<long> gone;
-  std::map<long, std::int64_t> slot_of;  // each launcher's slot: where its place goes
   std::map<long, std::pair<std::string, long>> who = {
       {me, {options_.self.host, options_.self.pid}}};
-  std::map<std::int64_t, std::string> refused;  // by slot: why
+  std::map<long, std::string> refused;  // by launcher: why
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
   const std::string count_key = elastic_key(round, "count");
@@ -181,11 +180,10 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         // A newcomer that disagrees with the running job is refused, and the job goes on.
         if (round > 0 && !resumed_ && info && previous == last.seats.end()) {
           if (auto problem = newcomer_disagreement(options_.self, *info)) {
-            refused[seen - 1] = "error nodes that agree on the job; " + *problem;
+            refused[id] = "error nodes that agree on the job; " + *problem;
             continue;
           }
         }
-        slot_of[id] = seen - 1;
         who[id] = {host, info ? info->pid : 0};
         // The last round's seats say who had which rank; after node 0 came back (a new store
         // without them), the survivors say it themselves.
@@ -239,12 +237,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
           " came: " + who_came(joined, who);
-      std::map<std::int64_t, std::string> answers = refused;
-      for (std::size_t i = 1; i < joined.size(); ++i)
-        answers[slot_of[joined[i].id]] = "error " + why;
-      auto places = answer_records(count_key, 0, answer_groups(seen), answers, kLateMark);
+      std::map<long, std::string> answers = refused;
+      for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
+      auto places = answer_records(count_key, answers, kLateMark);
       places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
-      if (control_->set_many(places)) (void)mark_late(round, seen);
+      (void)control_->set_many(places);
       return invalid("rendezvous", "round " + std::to_string(round), why);
     }
     if (auto resumed = resumed_round(); resumed && *resumed != round) {
@@ -256,44 +253,40 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   const int restarts_used = last.restarts_used;
   std::map<long, int> seats;
   nlohmann::json record = {{"restarts_used", restarts_used}, {"seats", nlohmann::json::array()}};
-  // By slot; the others (unread, gone) are late.
-  std::map<std::int64_t, std::string> answers = refused;
+  // By launcher; the others (unread, gone) are late.
+  std::map<long, std::string> answers = refused;
   for (int rank = 0; rank < nodes; ++rank) {
     const long id = members.by_rank[static_cast<std::size_t>(rank)];
     seats[id] = rank;
     // With its host and launcher's pid: the round's node 0 names its members from it.
     record["seats"].push_back({id, rank, who[id].first, who[id].second});
     if (id == me) continue;
-    answers[slot_of[id]] =
+    answers[id] =
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);
   }
-  for (long id : members.spares) answers[slot_of[id]] = "spare";
-  auto places = answer_records(count_key, 0, answer_groups(seen), answers, kLateMark);
+  for (long id : members.spares) answers[id] = "spare";
+  auto places = answer_records(count_key, answers, kLateMark);
+  // Whoever gives the next round's seats starts from the seats' record; a round's node 0 that
+  // starts it at once names its members from it.
+  std::pair<std::string, std::string> seats_record = {elastic_key(round, "seats"), record.dump()};
   // Under etcd a round after the first starts on node 0's verdict, said as soon as it has its
-  // seat (node_group_round_at_once.cpp): its group's answers go first, alone.
-  if (on_etcd() && round > 0 && nodes > 0 && members.by_rank[0] != me) {
-    const auto group =
-        static_cast<std::size_t>(slot_of[members.by_rank[0]] / RendezvousClient::kSlotsPerAnswer);
-    if (group + 1 < places.size()) {
-      if (auto sent = control_->set_many({places[group]}); !sent) return sent.error();
-      places.erase(places.begin() + static_cast<long>(group));
-    }
+  // seat (node_group_round_at_once.cpp): its key's answers go first, with the seats' record it
+  // reads in its verdict's transaction. A launcher of that key counting meanwhile reads them
+  // as it counts: "late".
+  if (starts_at_once(round) && nodes > 0 && members.by_rank[0] != me) {
+    const std::string first = place_key(round, members.by_rank[0]);
+    auto node0 = std::find_if(places.begin(), places.end(),
+                              [&first](const auto& place) { return place.first == first; });
+    if (auto sent = control_->set_many({*node0, seats_record}); !sent) return sent.error();
+    places.erase(node0);
+  } else {
+    places.push_back(std::move(seats_record));
   }
-  // The last group also answers the slots taken after the count it closes the round at: it
-  // goes with that count (the last of these writes: one transaction under etcd, up to 8,000
-  // slots), so that a launcher counting meanwhile reads both or neither. Whoever gives the
-  // next round's seats starts from the record.
-  std::vector<std::pair<std::string, std::string>> closing;
-  if (!places.empty()) {
-    closing.push_back(std::move(places.back()));
-    places.pop_back();
-  }
-  places.emplace_back(elastic_key(round, "seats"), record.dump());
-  for (auto& group : closing) places.push_back(std::move(group));
+  // The rest go with the count the round is closed at (one transaction under etcd), so that a
+  // launcher counting meanwhile reads both or neither.
   places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
   places.emplace_back(std::string(kNextRoundKey), std::to_string(round + 1));
   if (auto placed = control_->set_many(places); !placed) return placed.error();
-  if (auto marked = mark_late(round, seen); !marked) return marked.error();
   if (!seats.contains(me)) {
     // etcd: a newcomer that claimed a round with the most nodes gave the seats, and waits.
     waits_as_spare("round " + std::to_string(round) + " has the most nodes (" +
@@ -309,17 +302,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   return seat;
 }
 
-std::string NodeGroup::place_key(int round, std::int64_t slot) const {
-  return RendezvousClient::answer_key(elastic_key(round, "count"), slot);
-}
-
-Result<bool> NodeGroup::mark_late(int round, std::int64_t seen) {
-  auto count = control_->add(elastic_key(round, "count"), 0);
-  if (!count) return count.error();
-  // The groups past the last one the round's closing wrote, all late (slots not taken yet too).
-  auto late = answer_records(elastic_key(round, "count"), answer_groups(seen),
-                             answer_groups(*count), {}, kLateMark);
-  return late.empty() ? Result<bool>(true) : control_->set_many(late);
+std::string NodeGroup::place_key(int round, long launcher) const {
+  return RendezvousClient::answer_key(elastic_key(round, "count"), launcher);
 }
 
 // Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next

@@ -286,6 +286,7 @@ PeerNews NodeGroup::poll(bool readable) {
   if (heard_verdict_ && now >= write_heard_at_) return write_heard();  // nobody wrote it
   if (now < next_tick_) return news;
   next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
+  if (next_seat_due_) watch_next_seat();
   // Under etcd node 0 holds a lease like every node: it beats too.
   news.failure = !leader || on_etcd() ? beat() : std::nullopt;
   if (leader && !news.failure) news.failure = find_silent_node();

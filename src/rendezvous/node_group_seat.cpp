@@ -10,7 +10,7 @@
 #include "rendezvous/elastic_keys.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
-#include "rendezvous/slot_answers.hpp"
+#include "rendezvous/round_answers.hpp"
 
 namespace aml {
 
@@ -69,11 +69,12 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   // One look: which round is open and, in the same batch, this launcher counted in the round
   // it expects with its slot, and its last will (while it waits, its death takes it out of
   // the next round: nobody waits for it), and whether that round's coordinator closed it
-  // already; under etcd, the round's seats claimed or who gives them. A count in a round
-  // already closed is late: nobody waits for its slot.
+  // already or answered its key; under etcd, the round's seats claimed or who gives them. A
+  // count in a round already closed is late: nobody waits for its slot.
   std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
                                BatchOp::add_one(elastic_key(round, "count"), slot),
-                               BatchOp::get_now(elastic_key(round, "counted"))};
+                               BatchOp::get_now(elastic_key(round, "counted")),
+                               BatchOp::get_now(place_key(round, launcher_id_))};
   // etcd: the round's abort and verdict, absent now, are then watched with its seat.
   for (BatchOp& op : round_news(round)) look.push_back(std::move(op));
   // The will, unless the last look's is still set (a member of a round that started at once
@@ -110,25 +111,30 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     if (first_round ? claimed : coordinates(round, true)) return decide_members(round);
     std::int64_t mine = 0;
     std::optional<std::string> counted;  // the count the coordinator closed the round at
+    // Its place is written by the round's coordinator once it seats the round (its key's
+    // record, which says "late" to whoever it does not name); a slot at or past the count it
+    // closed the round at came too late.
+    const std::string place = place_key(round, launcher_id_);
+    std::optional<std::string> seat_said;
     if (first_round && looked_slot) {
       mine = *looked_slot;
       counted = (*seen)[2];
+      if ((*seen)[3]) seat_said = answer_in(*(*seen)[3], launcher_id_);
     } else {
       std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"), slot),
-                                     BatchOp::get_now(elastic_key(round, "counted"))};
+                                     BatchOp::get_now(elastic_key(round, "counted")),
+                                     BatchOp::get_now(place)};
       for (BatchOp& op : round_news(round)) enlist.push_back(std::move(op));
       auto counted_in = control_->batch(enlist);
       if (!counted_in) return counted_in.error();
       mine = std::atoll((*counted_in)[0].value_or("1").c_str()) - 1;
       counted = (*counted_in)[1];
+      if ((*counted_in)[2]) seat_said = answer_in(*(*counted_in)[2], launcher_id_);
     }
-    // Its place is written by the round's coordinator once it seats the round (or marks the
-    // slot late); a slot at or past the count it closed the round at came too late.
-    const std::string place = place_key(round, mine);
-    std::optional<std::string> seat_said;
     // Under etcd it waits on a connection of its own that follows the round's abort and
-    // verdict too, and is the round's watch once it is seated.
-    if (on_etcd() && (!seat_watch_ || seat_watch_round_ != round)) {
+    // verdict too, and is the round's watch once it is seated (opened while the round before
+    // ran, where this launcher ran it: watch_next_seat).
+    if (on_etcd() && !seat_said && (!seat_watch_ || seat_watch_round_ != round)) {
       seat_watch_.reset();
       auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
       if (!dialed) return dialed.error();
@@ -137,7 +143,8 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       seat_watch_->follow_beside(round_key(round, "abort"));
       seat_watch_->follow_beside(round_key(round, "verdict"));
     }
-    RendezvousClient& waits_on = on_etcd() ? *seat_watch_ : *control_;
+    RendezvousClient* waits_on = on_etcd() ? seat_watch_.get() : control_.get();
+    auto last_answer = Clock::now();  // the rendezvous answered its count just now
     for (bool first_look = true; !seat_said; first_look = false) {
       if (counted && *counted == kEndedMark) seat_said = std::string(kEndedMark);
       if (seat_said || (counted && mine >= std::atoll(counted->c_str()))) break;
@@ -149,7 +156,12 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       // Under etcd a coordinator lost meanwhile is known only when its lease ends
       // (--node-timeout) anyway.
       const milliseconds wait = on_etcd() ? std::max(kSeatWait, options_.node_timeout) : kSeatWait;
-      auto seated = waits_on.get(place, wait);
+      const auto asked = Clock::now();
+      auto seated = waits_on->get(place, wait);
+      // etcd: a member lost or a leader being elected while it waits is not the rendezvous's
+      // loss; asked again while etcd had answered within --node-timeout, as a running node
+      // does (a new leader renews every lease).
+      if (!seated && on_etcd() && asked - last_answer < options_.node_timeout) continue;
       if (!seated) {
         Error error = seated.error();
         error.expected += on_etcd()
@@ -161,13 +173,16 @@ Result<Agreement> NodeGroup::take_seat(int round) {
                                     std::to_string(round) + ": node 0 was lost, or the job ended)";
         return error;
       }
+      last_answer = Clock::now();
       if (*seated) {
-        seat_said = answer_in(**seated, mine);
+        seat_said = answer_in(**seated, launcher_id_);
         break;
       }
       auto again = control_->batch({BatchOp::get_now(elastic_key(round, "counted")),
                                     BatchOp::get_now(std::string(kJobEndKey))});
+      if (!again && on_etcd() && Clock::now() - last_answer < options_.node_timeout) continue;
       if (!again) return again.error();
+      last_answer = Clock::now();
       counted = (*again)[0];
       if ((*again)[1]) seat_said = std::string(kEndedMark);
     }
@@ -203,6 +218,28 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   }
 }
 
+// Under etcd, once this launcher's round runs: its watch for its place in the next round, its
+// abort and verdict, opened now rather than after a loss, when a thousand launchers would open
+// theirs at once (a watch costs etcd about what a write does). Without it, take_seat opens one.
+void NodeGroup::watch_next_seat() {
+  next_seat_due_ = false;
+  if (!on_etcd() || !options_.elastic || launcher_id_ < 0) return;
+  const int next = round_ + 1;
+  const std::string place = place_key(next, launcher_id_);
+  auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+  if (!dialed) return;
+  // Read absent in one transaction: the watch follows all three from its revision.
+  std::vector<BatchOp> absent = {BatchOp::get_now(place)};
+  for (BatchOp& op : round_news(next)) absent.push_back(std::move(op));
+  auto read = (*dialed)->batch(absent);
+  if (!read || std::any_of(read->begin(), read->end(), [](const auto& v) { return v; })) return;
+  (*dialed)->follow_beside(round_key(next, "abort"));
+  (*dialed)->follow_beside(round_key(next, "verdict"));
+  if (!(*dialed)->start_get(place, watch_interval())) return;
+  seat_watch_ = std::move(*dialed);
+  seat_watch_round_ = next;
+}
+
 void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   // Node 0's store's host says it; under etcd every member of the last round does (the first
   // one is kept), since any of them may be lost.
@@ -220,9 +257,8 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   const int round = std::atoi((*next)->c_str());
   auto count = control_->add(elastic_key(round, "count"), 0);
   if (!count) return;
-  // Each waiting slot's place says so, and the count (for a slot taken after this look).
-  auto ended =
-      answer_records(elastic_key(round, "count"), 0, answer_groups(*count), {}, kEndedMark);
+  // Each waiting launcher's place says so, and the count (for a slot taken after this look).
+  auto ended = answer_records(elastic_key(round, "count"), {}, kEndedMark);
   ended.emplace_back(elastic_key(round, "counted"), std::string(kEndedMark));
   (void)control_->set_many(ended);
   if (!host_ || *count == 0) return;

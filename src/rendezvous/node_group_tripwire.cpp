@@ -37,6 +37,7 @@ void NodeGroup::open_events() {
   events_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
   watch_for_input(events_.get(), watch_->fd());
   tripwire_due_ = true;
+  next_seat_due_ = options_.elastic.has_value();
 }
 
 // Armed at the round's first poll, once the workers run: a thousand members connect to node 0's

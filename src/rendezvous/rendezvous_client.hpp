@@ -80,17 +80,20 @@ class RendezvousClient {
   virtual Result<std::vector<std::optional<std::string>>> arrivals(
       std::string_view count_key, std::int64_t from, std::int64_t to,
       std::chrono::milliseconds timeout);
-  // Where node 0's store keeps what counter `index` (from 0) brought, and where the answer to
-  // it goes with those of its group (slot_answers.hpp). A group's answers are written once,
-  // after its counters counted, or with the count that closed them out ("late", which a
-  // counter reads as it counts): etcd watches the key from the counting transaction without
-  // reading it first.
-  static constexpr std::int64_t kSlotsPerAnswer = 64;
+  // Where node 0's store keeps what counter `index` (from 0) brought.
   static std::string arrival_key(std::string_view count_key, std::int64_t index) {
     return std::string(count_key) + "/" + std::to_string(index);
   }
-  static std::string answer_key(std::string_view count_key, std::int64_t index) {
-    return std::string(count_key) + "/answers/" + std::to_string(index / kSlotsPerAnswer);
+  // Where the answer to launcher number `launcher` goes, with those of the other launchers of
+  // its key (round_answers.hpp): known before the launcher counts in, so that it may watch the
+  // key before the round opens. Each key is written once, when the round is seated (or the job
+  // ended): "late" for whoever counted after.
+  static constexpr unsigned long kAnswerKeys = 64;
+  static unsigned long answer_index(long launcher) {
+    return static_cast<unsigned long>(launcher) % kAnswerKeys;
+  }
+  static std::string answer_key(std::string_view count_key, long launcher) {
+    return std::string(count_key) + "/answers/" + std::to_string(answer_index(launcher));
   }
   virtual Result<bool> check(const std::vector<std::string>& keys) = 0;
   virtual Result<bool> wait(const std::vector<std::string>& keys,

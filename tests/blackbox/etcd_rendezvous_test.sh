@@ -233,6 +233,9 @@ check "etcd: the newcomer that asks for 2 processes per node is refused (exit $s
   show $J
 zero=$(host_with_rank $J 1 0)
 one=$(host_with_rank $J 1 1)
+# Its members from the seats' record, read in its verdict's transaction: written before it.
+check "etcd: round 1's node 0 (host $zero) names its member, node 1" \
+  grep -q "elastic round 1: 2 nodes (0 [^,]*, 1 [^ )][^)]*)" "$WORK/$J.out.$zero" || show $J
 paused=$(grep -l -s -a "LAUNCHER=$MARK-$J-$one\b" /proc/[0-9]*/environ | cut -d/ -f3)
 t0=$(date +%s%N)
 kill -STOP $paused 2>/dev/null

@@ -186,19 +186,45 @@ TEST_F(EtcdRendezvousTest, ACountersSlotComesWithItsNumberFromTheCountsHistory) 
   EXPECT_EQ(last->front().value_or("none"), "14 host-d -1");
 }
 
-// The answer to a counter (its place) is watched from the counting transaction without a
-// read: an answer written between the two is not lost.
+// The answer to a counter (its place, under its number's key) is read in the counting
+// transaction and, absent, watched from its revision without a read: an answer written between
+// the two is not lost.
 TEST_F(EtcdRendezvousTest, AnAnswerWrittenRightAfterTheCountIsNotLost) {
   EtcdRendezvous waiting(session());
   EtcdRendezvous coordinator(session());
-  auto counted = waiting.batch({BatchOp::add_one("r/count", "21 host-a -1")});
+  const std::string place = RendezvousClient::answer_key("r/count", 21);
+  auto counted =
+      waiting.batch({BatchOp::add_one("r/count", "21 host-a -1"), BatchOp::get_now(place)});
   ASSERT_TRUE(counted.ok()) << counted.error().message();
-  const std::int64_t mine = std::atoll(counted->front().value_or("0").c_str()) - 1;
-  ASSERT_EQ(mine, 0);
-  ASSERT_TRUE(coordinator.set(RendezvousClient::answer_key("r/count", mine), "0 1 0").ok());
-  auto place = waiting.get(RendezvousClient::answer_key("r/count", mine), 3s);
-  ASSERT_TRUE(place.ok()) << place.error().message();
-  EXPECT_EQ(place->value_or("none"), "0 1 0");
+  EXPECT_EQ(counted->front().value_or("0"), "1");
+  EXPECT_FALSE((*counted)[1].has_value());
+  ASSERT_TRUE(coordinator.set(place, "21 0 1 0\n*late").ok());
+  auto answer = waiting.get(place, 3s);
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  EXPECT_EQ(answer->value_or("none"), "21 0 1 0\n*late");
+}
+
+// A launcher's watch for its next seat is opened long before the round (watch_next_seat); were
+// its first revision compacted away meanwhile, etcd cancels the watch, and the wait opens it
+// again from what etcd holds now rather than failing the launcher.
+TEST_F(EtcdRendezvousTest, AWaitWhoseStartWasCompactedAwayWatchesAgain) {
+  auto shared = session();
+  EtcdRendezvous seat(shared);
+  EtcdRendezvous coordinator(session());
+  const std::string place = RendezvousClient::answer_key("n/count", 7);
+  ASSERT_TRUE(seat.batch({BatchOp::get_now(place), BatchOp::get_now("n/abort")}).ok());
+  ASSERT_TRUE(seat.follow_beside("n/abort"));  // as a seat's watch: on the round's stream
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(coordinator.set("n/noise", std::to_string(i)).ok());
+  ASSERT_TRUE(compact_now(*shared));
+  std::thread answers([] {
+    EtcdRendezvous late(session());
+    std::this_thread::sleep_for(300ms);
+    (void)late.set(RendezvousClient::answer_key("n/count", 7), "7 spare\n*late");
+  });
+  auto answer = seat.get(place, 5s);
+  answers.join();
+  ASSERT_TRUE(answer.ok()) << answer.error().message();
+  EXPECT_EQ(answer->value_or("none"), "7 spare\n*late");
 }
 
 // etcd compacted the count's history away (a cluster with auto-compaction) before the
@@ -240,10 +266,10 @@ TEST_F(EtcdRendezvousTest, ASeatAndItsRoundsNewsAreOneWatch) {
   EtcdRendezvous control(shared);
   EtcdRendezvous seat(shared);
   EtcdRendezvous coordinator(session());
-  auto counted = control.batch({BatchOp::add_one("s/count", "41 host-a 1"),
+  const std::string place = RendezvousClient::answer_key("s/count", 41);
+  auto counted = control.batch({BatchOp::add_one("s/count", "41 host-a 1"), BatchOp::get_now(place),
                                 BatchOp::get_now("s/abort"), BatchOp::get_now("s/verdict")});
   ASSERT_TRUE(counted.ok()) << counted.error().message();
-  const std::string place = RendezvousClient::answer_key("s/count", 0);
   ASSERT_TRUE(seat.follow_beside("s/abort"));
   ASSERT_TRUE(seat.follow_beside("s/verdict"));
   const long long streams = watch_streams_started();
