@@ -149,9 +149,9 @@ Result<std::optional<std::string>> EtcdRendezvous::wait_on_stream(const std::str
     bool read_one = false;
     auto value = next_of_watch(step, read_one);
     if (!value && !watch_ && !opened_again) {
-      // etcd ended the watch: its first revision was compacted away (a watch opened long
-      // before, as a launcher's for the next round is, and moved to another member). Once
-      // more from what etcd holds now.
+      // etcd ended the watch (its first revision compacted away: a watch opened long before,
+      // as a launcher's for the next round is, moved to another member), or no member took
+      // it again in time. Once more, from what etcd holds now.
       opened_again = true;
       if (auto opened = open_stream(key); !opened) return opened.error();
       continue;

@@ -135,6 +135,7 @@ class NodeGroup : public PeerLink {
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
   void watch_next_seat();  // etcd: opened while the round runs
+  Result<std::unique_ptr<RendezvousClient>> dial_seat_watch(int round);
   // etcd: reads of the round's abort and verdict that a batch joins, so that the launcher's
   // seat watch follows them from its revision (none for node 0's store).
   std::vector<BatchOp> round_news(int round) const;
@@ -259,7 +260,7 @@ class NodeGroup : public PeerLink {
   Clock::time_point last_resumed_;  // after a long gap between polls: this node was paused
   Clock::duration own_pause_{};     // that gap
   Clock::time_point last_contact_;  // a follower: node 0's last answer, or heartbeat taken
-  Clock::time_point last_answer_;   // a follower: node 0's store's last answer on the watch
+  Clock::time_point last_answer_;   // node 0's store's last answer on the watch; etcd's any
 };
 
 }  // namespace aml

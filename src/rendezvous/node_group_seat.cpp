@@ -136,15 +136,13 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     // ran, where this launcher ran it: watch_next_seat).
     if (on_etcd() && !seat_said && (!seat_watch_ || seat_watch_round_ != round)) {
       seat_watch_.reset();
-      auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+      auto dialed = dial_seat_watch(round);
       if (!dialed) return dialed.error();
       seat_watch_ = std::move(*dialed);
       seat_watch_round_ = round;
-      seat_watch_->follow_beside(round_key(round, "abort"));
-      seat_watch_->follow_beside(round_key(round, "verdict"));
     }
     RendezvousClient* waits_on = on_etcd() ? seat_watch_.get() : control_.get();
-    auto last_answer = Clock::now();  // the rendezvous answered its count just now
+    last_answer_ = Clock::now();  // the rendezvous answered its count just now
     for (bool first_look = true; !seat_said; first_look = false) {
       if (counted && *counted == kEndedMark) seat_said = std::string(kEndedMark);
       if (seat_said || (counted && mine >= std::atoll(counted->c_str()))) break;
@@ -159,9 +157,8 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       const auto asked = Clock::now();
       auto seated = waits_on->get(place, wait);
       // etcd: a member lost or a leader being elected while it waits is not the rendezvous's
-      // loss; asked again while etcd had answered within --node-timeout, as a running node
-      // does (a new leader renews every lease).
-      if (!seated && on_etcd() && asked - last_answer < options_.node_timeout) continue;
+      // loss; asked again, as a running node does (a new leader renews every lease).
+      if (!seated && etcd_in_grace(asked)) continue;
       if (!seated) {
         Error error = seated.error();
         error.expected += on_etcd()
@@ -173,16 +170,17 @@ Result<Agreement> NodeGroup::take_seat(int round) {
                                     std::to_string(round) + ": node 0 was lost, or the job ended)";
         return error;
       }
-      last_answer = Clock::now();
+      last_answer_ = Clock::now();
       if (*seated) {
         seat_said = answer_in(**seated, launcher_id_);
         break;
       }
+      const auto asked_again = Clock::now();
       auto again = control_->batch({BatchOp::get_now(elastic_key(round, "counted")),
                                     BatchOp::get_now(std::string(kJobEndKey))});
-      if (!again && on_etcd() && Clock::now() - last_answer < options_.node_timeout) continue;
+      if (!again && etcd_in_grace(asked_again)) continue;
       if (!again) return again.error();
-      last_answer = Clock::now();
+      last_answer_ = Clock::now();
       counted = (*again)[0];
       if ((*again)[1]) seat_said = std::string(kEndedMark);
     }
@@ -218,6 +216,16 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   }
 }
 
+// A connection of its own for a launcher's seat in `round` that follows the round's abort and
+// verdict too.
+Result<std::unique_ptr<RendezvousClient>> NodeGroup::dial_seat_watch(int round) {
+  auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+  if (!dialed) return dialed.error();
+  (*dialed)->follow_beside(round_key(round, "abort"));
+  (*dialed)->follow_beside(round_key(round, "verdict"));
+  return dialed;
+}
+
 // Under etcd, once this launcher's round runs: its watch for its place in the next round, its
 // abort and verdict, opened now rather than after a loss, when a thousand launchers would open
 // theirs at once (a watch costs etcd about what a write does). Without it, take_seat opens one.
@@ -226,15 +234,14 @@ void NodeGroup::watch_next_seat() {
   if (!on_etcd() || !options_.elastic || launcher_id_ < 0) return;
   const int next = round_ + 1;
   const std::string place = place_key(next, launcher_id_);
-  auto dialed = dial_(std::max(kShortestReplyTimeout, options_.node_timeout));
+  auto dialed = dial_seat_watch(next);
   if (!dialed) return;
   // Read absent in one transaction: the watch follows all three from its revision.
   std::vector<BatchOp> absent = {BatchOp::get_now(place)};
   for (BatchOp& op : round_news(next)) absent.push_back(std::move(op));
   auto read = (*dialed)->batch(absent);
-  if (!read || std::any_of(read->begin(), read->end(), [](const auto& v) { return v; })) return;
-  (*dialed)->follow_beside(round_key(next, "abort"));
-  (*dialed)->follow_beside(round_key(next, "verdict"));
+  if (!read || std::any_of(read->begin(), read->end(), [](const auto& v) { return v.has_value(); }))
+    return;
   if (!(*dialed)->start_get(place, watch_interval())) return;
   seat_watch_ = std::move(*dialed);
   seat_watch_round_ = next;
