@@ -34,8 +34,9 @@ transport: the same requests through the gateway and through etcd's own gRPC API
 
 usage: /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR hosts [TRIALS]
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR scale [--trials K]
-           [--node-timeout S] [--baseline OTHER_BUILD_DIR|gateway] N [N ...]
-           (as root; K trials alternating the backends, medians)
+           [--node-timeout S] [--run-for S] [--baseline OTHER_BUILD_DIR|gateway] N [N ...]
+           (as root; K trials alternating the backends, medians; --run-for: seconds between
+           round 0's last worker start and node 0's loss, 1 unless said)
        /usr/bin/python3 benchmarks/etcd_rendezvous.py BUILD_DIR requests|transport   (as root)
 """
 import base64
@@ -62,6 +63,8 @@ import supervision as sv  # noqa: E402  (its launcher_processes)
 
 TESTS = os.path.join(HERE, "..", "tests", "cluster")
 NODE_TIMEOUT = "2"
+# scale: seconds the job runs between round 0's last worker start and node 0's loss (--run-for).
+RUN_FOR = 1.0
 
 
 def kill_launcher(pid):
@@ -364,7 +367,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
     load.append(load_since(before, members, endpoints, n))
     replaced = None
     if lose_node0:
-        time.sleep(1)
+        time.sleep(RUN_FOR)
         before = etcd_load(members, endpoints)
         replaced = lose_and_replace(work, launchers, n, 0, 0.05)
         load.append(load_since(before, members, endpoints, n))
@@ -382,8 +385,8 @@ def scale(aml, sizes, trials, node_timeout, baseline=None):
     try:
         print(f"N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
               f"members on the same two cores; --node-timeout {node_timeout} s (etcd: the lease's "
-              f"TTL); medians of {trials} trials, the backends alternating (each trial's figures "
-              f"in brackets)")
+              f"TTL); node 0 lost {RUN_FOR:g} s after round 0's last worker started; medians of "
+              f"{trials} trials, the backends alternating (each trial's figures in brackets)")
         print("| nodes | rendezvous, node 0's store | rendezvous, etcd | ratio | etcd: node 0 "
               "lost → noticed | → every worker of round 1 running |")
         print("|---:|---:|---:|---:|---:|---:|")
@@ -611,6 +614,8 @@ if __name__ == "__main__":
                 trials = int(args[1])
             elif args[0] == "--node-timeout":
                 node_timeout = args[1]
+            elif args[0] == "--run-for":
+                RUN_FOR = float(args[1])
             elif args[0] == "--baseline" and args[1] == "gateway":
                 baseline = (aml, "transport=gateway")  # this build through the JSON gateway
             elif args[0] == "--baseline":

@@ -5,7 +5,7 @@
 #     be loaded there), the style check, the packaging tests (their consumer is built by gcc),
 #     the release tests and the container test (they test the release artifacts) and the
 #     client frameworks (they test the launcher's environment, not its memory safety)
-#  2. the libFuzzer targets, 45 s each: environment parsers, store frames, the store's
+#  2. the libFuzzer targets, 35 s each: environment parsers, store frames, the store's
 #     handshake (a real server with a job secret), console tagging, etcd's gRPC messages;
 #     side by side with 3 (they are timed, not counted: they take the minutes the builds leave)
 #  3. the builds a user types (Debug, Release, RelWithDebInfo, MinSizeRel with gcc and clang;
@@ -53,12 +53,12 @@ cmake --build build-san
 # own suite (launcher.etcd_rendezvous) and the elastic suite on node 0's store.
 (cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|elastic_etcd')
 
-fuzz() {  # fuzz TARGET SEED_DIR: 45 s, starting from the seeds kept in the repository
+fuzz() {  # fuzz TARGET SEED_DIR: 35 s, starting from the seeds kept in the repository
   local corpus status=0
   corpus=$(mktemp -d)
   cp "$2"/* "$corpus"/
-  echo "== fuzzing $1 for 45 s"
-  build-san/tests/fuzz/"$1" -max_total_time=45 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  echo "== fuzzing $1 for 35 s"
+  build-san/tests/fuzz/"$1" -max_total_time=35 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" >"$corpus.log" 2>&1 || status=$?
   if [ "$status" != 0 ]; then
     tail -40 "$corpus.log"   # the crash, its stack and the input that caused it
@@ -68,7 +68,7 @@ fuzz() {  # fuzz TARGET SEED_DIR: 45 s, starting from the seeds kept in the repo
   rm -rf "$corpus" "$corpus.log"
   return "$status"
 }
-stage "fuzzing (45 s each, one after the other) beside the builds a user types"
+stage "fuzzing (35 s each, one after the other) beside the builds a user types"
 fuzz_log=$(mktemp)
 (
   fuzz fuzz_env_parsers tests/fuzz/corpus && fuzz fuzz_store_frames tests/fuzz/store_corpus &&
