@@ -215,7 +215,10 @@ Result<HttpAnswer> GrpcChannel::unary(const std::string& path, const nlohmann::j
     if (auto sent = flush(deadline); !sent) return sent.error();
     if (call_.closed) break;
     if (!api_->want_read(session) && !api_->want_write(session)) {
-      return failure("to go on with HTTP/2 (it closed the connection)");
+      // The peer sent GOAWAY, or what it sent was not HTTP/2 (nghttp2 then ends the session).
+      return failure(
+          "HTTP/2 to go on (the session ended: the peer closed it, or does not speak "
+          "HTTP/2; is it etcd's client port?)");
     }
     auto got = receive(deadline);
     if (!got) return got.error();
