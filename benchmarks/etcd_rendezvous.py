@@ -63,8 +63,6 @@ import supervision as sv  # noqa: E402  (its launcher_processes)
 
 TESTS = os.path.join(HERE, "..", "tests", "cluster")
 NODE_TIMEOUT = "2"
-# scale: seconds the job runs between round 0's last worker start and node 0's loss (--run-for).
-RUN_FOR = 1.0
 
 
 def kill_launcher(pid):
@@ -333,7 +331,9 @@ def load_since(before, members, endpoints, n):
     return cpu - before[0], {c: (calls[c] - before[1][c]) / (n + 1) for c in ETCD_CALLS}
 
 
-def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, conf=None):
+def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, conf=None,
+                run_for=1.0):
+    """run_for: seconds the job runs between round 0's last worker start and node 0's loss."""
     shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
     work = tempfile.mkdtemp(prefix=f"aml-etcd-scale-{n}-", dir=shm)
     # A job id of its own each trial: a job id used again right after its last run ended
@@ -367,7 +367,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
     load.append(load_since(before, members, endpoints, n))
     replaced = None
     if lose_node0:
-        time.sleep(RUN_FOR)
+        time.sleep(run_for)
         before = etcd_load(members, endpoints)
         replaced = lose_and_replace(work, launchers, n, 0, 0.05)
         load.append(load_since(before, members, endpoints, n))
@@ -376,7 +376,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
     return rendezvous, replaced, load
 
 
-def scale(aml, sizes, trials, node_timeout, baseline=None):
+def scale(aml, sizes, trials, node_timeout, baseline=None, run_for=1.0):
     sn.in_own_namespace(__file__)
     # tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of its own.
     etcd_work = tempfile.mkdtemp(prefix="aml-etcd-loopback-",
@@ -385,7 +385,7 @@ def scale(aml, sizes, trials, node_timeout, baseline=None):
     try:
         print(f"N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
               f"members on the same two cores; --node-timeout {node_timeout} s (etcd: the lease's "
-              f"TTL); node 0 lost {RUN_FOR:g} s after round 0's last worker started; medians of "
+              f"TTL); node 0 lost {run_for:g} s after round 0's last worker started; medians of "
               f"{trials} trials, the backends alternating (each trial's figures in brackets)")
         print("| nodes | rendezvous, node 0's store | rendezvous, etcd | ratio | etcd: node 0 "
               "lost → noticed | → every worker of round 1 running |")
@@ -398,9 +398,9 @@ def scale(aml, sizes, trials, node_timeout, baseline=None):
                 store, _, _ = scale_trial(aml, n, "c10d", endpoints, False, node_timeout, procs)
                 if baseline:
                     versus[n].append(scale_trial(baseline[0], n, "etcd", endpoints, True,
-                                                 node_timeout, procs, conf=baseline[1]))
+                                                 node_timeout, procs, baseline[1], run_for))
                 etcd, lost, load = scale_trial(aml, n, "etcd", endpoints, True, node_timeout,
-                                               procs)
+                                               procs, run_for=run_for)
                 loads[n].append(load)
                 if baseline:
                     versus[n][-1] = (versus[n][-1], (etcd, lost, load))
@@ -608,14 +608,14 @@ if __name__ == "__main__":
     elif sys.argv[2] == "transport":
         transport()
     else:
-        args, trials, node_timeout, baseline = sys.argv[3:], 1, "10", None
+        args, trials, node_timeout, baseline, run_for = sys.argv[3:], 1, "10", None, 1.0
         while args and args[0].startswith("--"):
             if args[0] == "--trials":
                 trials = int(args[1])
             elif args[0] == "--node-timeout":
                 node_timeout = args[1]
             elif args[0] == "--run-for":
-                RUN_FOR = float(args[1])
+                run_for = float(args[1])
             elif args[0] == "--baseline" and args[1] == "gateway":
                 baseline = (aml, "transport=gateway")  # this build through the JSON gateway
             elif args[0] == "--baseline":
@@ -623,4 +623,4 @@ if __name__ == "__main__":
             else:
                 raise SystemExit(f"unknown option {args[0]}")
             args = args[2:]
-        scale(aml, [int(n) for n in args], trials, node_timeout, baseline)
+        scale(aml, [int(n) for n in args], trials, node_timeout, baseline, run_for)
