@@ -24,6 +24,7 @@ EtcdRendezvous::EtcdRendezvous(std::shared_ptr<EtcdSession> session)
     : session_(std::move(session)),
       will_key_(std::string(EtcdSession::kWills) + session_->lease() + "-" +
                 std::to_string(session_->next_serial())),
+      lasting_will_key_(will_key_ + "-lasting"),
       ready_fd_(epoll_create1(EPOLL_CLOEXEC)),
       held_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   epoll_event event{};
@@ -70,7 +71,10 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
                              {"prev_kv", true}}}});
         break;
       case BatchOp::Kind::last_will:
-        success.push_back({{"request_put", will_put(op.key, op.value)}});
+        success.push_back({{"request_put", will_put(will_key_, op.key, op.value)}});
+        break;
+      case BatchOp::Kind::lasting_will:
+        success.push_back({{"request_put", will_put(lasting_will_key_, op.key, op.value)}});
         break;
       case BatchOp::Kind::create:   // a transaction of its own inside: put where absent
       case BatchOp::Kind::claim: {  // the same, the key under this launcher's lease
@@ -115,6 +119,9 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::batch(
       }
       case BatchOp::Kind::last_will:
         will_set_ = true;
+        break;
+      case BatchOp::Kind::lasting_will:
+        lasting_will_set_ = true;
         break;
       case BatchOp::Kind::create:
       case BatchOp::Kind::claim: {
@@ -207,15 +214,23 @@ Result<std::string> EtcdRendezvous::claim(std::string_view key, std::string_view
   return transaction(key, "", value, true);
 }
 
-json EtcdRendezvous::will_put(std::string_view key, std::string_view value) const {
+json EtcdRendezvous::will_put(const std::string& will_key, std::string_view key,
+                              std::string_view value) const {
   const std::string will = json{{"key", key}, {"value", value}}.dump();
-  return {{"key", to_base64(session_->full_key(will_key_))},
+  return {{"key", to_base64(session_->full_key(will_key))},
           {"value", to_base64(will)},
           {"lease", session_->lease()}};
 }
 
+// Kept, but emptied: its deletion with the lease must not fire it.
+json EtcdRendezvous::cleared(const std::string& will_key) const {
+  return {{"key", to_base64(session_->full_key(will_key))},
+          {"value", to_base64(EtcdSession::kClearedWill)},
+          {"lease", session_->lease()}};
+}
+
 Result<bool> EtcdRendezvous::set_last_will(std::string_view key, std::string_view value) {
-  auto put = call("/v3/kv/put", will_put(key, value));
+  auto put = call("/v3/kv/put", will_put(will_key_, key, value));
   if (!put) return put.error();
   will_set_ = true;
   return true;
@@ -223,12 +238,21 @@ Result<bool> EtcdRendezvous::set_last_will(std::string_view key, std::string_vie
 
 Result<bool> EtcdRendezvous::clear_last_will() {
   if (!will_set_) return true;
-  // Kept, but emptied: its deletion with the lease must not fire it.
-  auto put = call("/v3/kv/put", {{"key", to_base64(session_->full_key(will_key_))},
-                                 {"value", to_base64(EtcdSession::kClearedWill)},
-                                 {"lease", session_->lease()}});
+  auto put = call("/v3/kv/put", cleared(will_key_));
   if (!put) return put.error();
   will_set_ = false;
+  return true;
+}
+
+// Both wills in one transaction.
+Result<bool> EtcdRendezvous::clear_lasting_will() {
+  json puts = json::array();
+  if (will_set_) puts.push_back({{"request_put", cleared(will_key_)}});
+  if (lasting_will_set_) puts.push_back({{"request_put", cleared(lasting_will_key_)}});
+  if (puts.empty()) return true;
+  auto done = call("/v3/kv/txn", {{"success", puts}});
+  if (!done) return done.error();
+  will_set_ = lasting_will_set_ = false;
   return true;
 }
 

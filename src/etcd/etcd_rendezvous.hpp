@@ -52,6 +52,7 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::string> claim(std::string_view key, std::string_view value) override;
   Result<bool> set_last_will(std::string_view key, std::string_view value) override;
   Result<bool> clear_last_will() override;
+  Result<bool> clear_lasting_will() override;
   Result<bool> identify(std::string_view) override { return true; }
   Result<std::vector<std::string>> silent(std::chrono::milliseconds) override;
   Result<bool> heartbeat() override;
@@ -84,13 +85,18 @@ class EtcdRendezvous : public RendezvousClient {
                                                     Clock::time_point deadline);
   void hold(std::string value);            // start_get's value, for finish_get: fd() readable
   std::optional<std::string> take_held();  // that value, once: fd() quiet again
-  nlohmann::json will_put(std::string_view key, std::string_view value) const;
+  // A will's put: under `will_key` (will_key_ or lasting_will_key_), with the session's lease.
+  nlohmann::json will_put(const std::string& will_key, std::string_view key,
+                          std::string_view value) const;
+  nlohmann::json cleared(const std::string& will_key) const;  // a will's put, emptied
   Result<std::string> transaction(std::string_view key, std::string_view expected,
                                   std::string_view desired, bool leased);
 
   std::shared_ptr<EtcdSession> session_;
   std::string will_key_;  // this connection's will, under the session's lease
   bool will_set_ = false;
+  std::string lasting_will_key_;  // its lasting will (BatchOp::lasting_will), beside it
+  bool lasting_will_set_ = false;
   std::chrono::milliseconds reply_timeout_{0};
   // start_get's stream: the keys it watches, and their values as put.
   std::optional<HttpConnection> watch_;

@@ -147,10 +147,11 @@ class NodeGroup : public PeerLink {
   bool may_claim(bool first_look) const;  // etcd, and not one of the many at a round's end
   std::vector<BatchOp> claim_look(int round) const;  // its claim, the round before's end
   bool claims(int round, const std::vector<std::optional<std::string>>& seen);  // claim_look's
-  // What the round before `round` left: its seats (launcher id -> node rank), the restarts
-  // used (a failed round counts one), and the launcher it lost (not waited for).
+  // What the round before `round` left: its seats (launcher id -> node rank, and who), the
+  // restarts used (a failed round counts one), and the launcher it lost (not waited for).
   struct LastRound {
     std::map<long, int> seats;
+    std::map<long, std::pair<std::string, long>> who;  // by launcher: its host, its pid
     int restarts_used = 0;
     std::optional<long> lost;
   };
@@ -177,7 +178,12 @@ class NodeGroup : public PeerLink {
   Result<Agreement> said_at_once(Agreement ready, const std::string& said,
                                  const std::vector<std::optional<std::string>>& entered);
   std::optional<JobFailure> gone_member();
-  void clear_will();  // control_'s: leaving on purpose, or not this node's round to end
+  // A member's wait for node 0's verdict: its text, or nullopt where node 0's "gone" key came
+  // first (the round is then ended as node 0's loss).
+  Result<std::optional<std::string>> node0_verdict(RendezvousClient& from);
+  // control_'s will (the round's abort), and with gone_too its lasting one (its "gone" key):
+  // leaving on purpose; without, not this node's round to end.
+  void clear_will(bool gone_too);
   // seen: the round's verdict where the join already read it.
   // The verdict: `seen` already, or waited for on `from`.
   Result<Agreement> follow_round(std::optional<std::string> seen, RendezvousClient& from);
@@ -210,7 +216,8 @@ class NodeGroup : public PeerLink {
   void arm_tripwire();
   void disarm_tripwire();  // its leaving is no loss: the will cleared, the connection closed
   PeerNews hear_tripwire();
-  PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
+  bool came_to_round(int member);  // node 0: the member armed its tripwire
+  PeerNews write_heard();          // the loss heard on the tripwire, into the round's abort key
   // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
   PeerNews news_of(const std::string& verdict);
 
@@ -236,7 +243,8 @@ class NodeGroup : public PeerLink {
   bool tripwire_due_ = false;  // etcd: armed at the round's first poll (its workers run)
   // Node 0 of a round started at once: its members' node ranks by launcher number.
   std::map<long, int> seated_ids_;
-  // control_'s last will is this launcher's "gone" key, which its look sets.
+  // This launcher's "gone" key is control_'s lasting will, which its look sets (node 0's
+  // store: its one will, until its entry's replaces it).
   bool gone_will_set_ = false;
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)

@@ -8,7 +8,10 @@
 // after that count was too late (its place says "late", or the count tells it) and its
 // launcher takes one in the next round, as a hot spare does. A launcher waits on its slot's
 // place alone: one key, one watch. One that dies while it waits leaves its "gone" key (its last
-// will), so that nobody waits for it.
+// will), so that nobody waits for it. Under etcd, after the first round, the members of the
+// round before are seated without their slots (but the one it lost): a thousand looks after a
+// loss are not waited for, and a member that is gone is found by its "gone" key (a lasting
+// will, set at its first look), before the seats or by the round's node 0 once it runs.
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -58,8 +61,15 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
     if (parsed.is_object()) {
       last.restarts_used = parsed.value("restarts_used", 0);
       for (const auto& seat : parsed.value("seats", nlohmann::json::array())) {
-        if (seat.is_array() && seat.size() >= 2)
-          last.seats[seat[0].get<long>()] = seat[1].get<int>();
+        if (!seat.is_array() || seat.size() < 2 || !seat[0].is_number_integer() ||
+            !seat[1].is_number_integer()) {
+          continue;
+        }
+        const long id = seat[0].get<long>();
+        last.seats[id] = seat[1].get<int>();
+        if (seat.size() >= 4 && seat[2].is_string() && seat[3].is_number_integer()) {
+          last.who[id] = {seat[2].get<std::string>(), seat[3].get<long>()};
+        }
       }
     }
   }
@@ -149,6 +159,20 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::map<long, std::pair<std::string, long>> who = {
       {me, {options_.self.host, options_.self.pid}}};
   std::map<long, std::string> refused;  // by launcher: why
+  // etcd: the last round's members, but the one it lost, are seated without their slots
+  // (node_group_seat.cpp): nobody waits for a thousand looks after a loss. One that is gone
+  // left its "gone" key, read before the seats are given, or read by the round's node 0 once
+  // it runs (node_group_round_at_once.cpp).
+  std::set<long> seated_without_slot;
+  if (on_etcd() && round > 0 && !resumed_) {
+    for (const auto& [id, rank] : last.seats) {
+      if (id == me || not_awaited.contains(id)) continue;
+      seated_without_slot.insert(id);
+      joined.push_back({id, rank});
+      const auto known = last.who.find(id);
+      who[id] = known != last.who.end() ? known->second : std::pair<std::string, long>{"?", 0};
+    }
+  }
   std::int64_t seen = 0;
   auto last_gone_look = start - kWaitingLook;
   const std::string count_key = elastic_key(round, "count");
@@ -174,7 +198,9 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         int carried = -1, info_at = 0;
         char host[256] = "?";
         std::sscanf(slot->c_str(), "%ld %255s %d %n", &id, host, &carried, &info_at);
-        if (id == me) continue;  // a coordinator that took over had taken a slot
+        // A coordinator that took over had taken a slot; a member seated without one may
+        // have taken one too.
+        if (id == me || seated_without_slot.contains(id)) continue;
         const auto info = info_at > 0 ? node_info_from_json(slot->substr(info_at)) : std::nullopt;
         auto previous = last.seats.find(id);
         // A newcomer that disagrees with the running job is refused, and the job goes on.

@@ -78,15 +78,12 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   }
   Result<std::vector<std::optional<std::string>>> entered =
       std::vector<std::optional<std::string>>{me, std::nullopt, std::nullopt, std::nullopt};
-  if (!seat_enters) {
-    entered = control_->batch(entry);
-    gone_will_set_ = gone_will_set_ && !on_etcd();  // the entry's will replaces it
-  }
+  if (!seat_enters) entered = control_->batch(entry);  // its will beside the look's
   if (!entered) return entered.error();
   const std::optional<std::string> stored = entered->front();
   const std::optional<std::string> verdict = on_etcd() ? (*entered)[3] : std::nullopt;
   if (*stored != me) {
-    if (on_etcd()) clear_will();  // not this node's round to end
+    if (on_etcd()) clear_will(false);  // not this node's round to end
     auto other = node_info_from_json(*stored);
     return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
                    "a node rank of its own; " +
@@ -123,11 +120,18 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (auto started = watch_->start_get(key("abort"), watch_interval()); !started) {
     return started.error();
   }
+  std::optional<std::string> heard = verdict;
+  if (seat_enters && !heard) {
+    auto node0 = node0_verdict(verdict_beside ? *watch_ : *control_);
+    if (!node0) return node0.error();
+    if (!*node0) return join(round + 1, phase);  // node 0 died before it said it: the next round
+    heard = *node0;
+  }
   auto agreed = at_once               ? said_at_once(std::move(ready), said, *entered)
                 : self.node_rank == 0 ? lead_round()
-                                      : follow_round(verdict, verdict_beside ? *watch_ : *control_);
+                                      : follow_round(heard, verdict_beside ? *watch_ : *control_);
   if (!agreed) {
-    if (on_etcd()) clear_will();  // a failed rendezvous ends no round
+    if (on_etcd()) clear_will(false);  // a failed rendezvous ends no round
     return agreed;
   }
   agreed->node_rank = self.node_rank;

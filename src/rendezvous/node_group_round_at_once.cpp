@@ -7,14 +7,19 @@
 // members at each tick, ending the round with the first it finds. Entries first, then the
 // verdict, were two steps of a thousand etcd transactions and a thousand events one after the
 // other before any worker ran: the step that kept node 0's loss above 2 s at 1,024 nodes.
+// A member's seat may come without its slot (decide_members): a launcher seated so is known
+// alive by its lease alone, and where it is the round's node 0, its members' wait for the
+// verdict ends with its "gone" key.
 #include <nlohmann/json.hpp>
 
+#include "rendezvous/elastic_keys.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
 
 namespace aml {
 
 using namespace group_timing;
+using namespace elastic_keys;
 
 bool NodeGroup::starts_at_once(int round) const {
   // TensorFlow's workers need every node's ports: the entries first.
@@ -60,9 +65,63 @@ std::optional<JobFailure> NodeGroup::gone_member() {
   if (!gone || gone->empty()) return std::nullopt;  // etcd busy: the next tick looks again
   const int rank = seated_ids_[gone->front()];
   seated_ids_.clear();
-  return stored_failure_or(lost_node(
-      rank, "its etcd lease ended: it died, or was silent or cut off for --node-timeout " +
-                seconds_text(options_.node_timeout)));
+  const std::string lease_ended =
+      "its etcd lease ended: it died, or was silent or cut off for --node-timeout " +
+      seconds_text(options_.node_timeout);
+  // One seated without counting in again that never came (lost with the round before, its
+  // lease still running then): the round forms again without it, and no restart is used.
+  if (!came_to_round(rank)) {
+    JobFailure never_came =
+        lost_node(rank, lease_ended + ", before it came to round " + std::to_string(round_));
+    never_came.regroup = true;
+    return stored_failure_or(never_came);
+  }
+  return stored_failure_or(lost_node(rank, lease_ended));
+}
+
+// Node 0 says its verdict as soon as it has its seat; its lease's end without one (seen at
+// each --node-timeout of the wait, from its "gone" key) ends the round as its loss.
+Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& from) {
+  const auto deadline = Clock::now() + options_.rdzv_timeout + options_.node_timeout;
+  std::optional<long> node0;  // its launcher number, from the round's seats' record
+  std::string host;
+  for (;;) {
+    const auto step = std::min<Clock::duration>(options_.node_timeout, deadline - Clock::now());
+    const auto asked = Clock::now();
+    auto verdict = from.get(key("verdict"), std::chrono::duration_cast<milliseconds>(step));
+    if (!verdict && etcd_in_grace(asked)) continue;
+    if (!verdict) return verdict.error();
+    if (*verdict || Clock::now() >= deadline) return std::move(*verdict);
+    if (!node0) {
+      auto record = control_->get(elastic_key(round_, "seats"), milliseconds(0));
+      auto parsed =
+          record && *record ? nlohmann::json::parse(**record, nullptr, false) : nlohmann::json();
+      for (const auto& seat : parsed.is_object() ? parsed.value("seats", nlohmann::json::array())
+                                                 : nlohmann::json::array()) {
+        if (seat.is_array() && seat.size() >= 3 && seat[0].is_number_integer() && seat[1] == 0) {
+          node0 = seat[0].get<long>();
+          host = seat[2].is_string() ? seat[2].get<std::string>() : "";
+        }
+      }
+      if (!node0) continue;
+    }
+    auto gone = gone_among({*node0});
+    if (!gone || gone->empty()) continue;
+    const std::string why = "its etcd lease ended before it said round " + std::to_string(round_) +
+                            "'s verdict: it died, or was silent or " +
+                            "cut off for --node-timeout " + seconds_text(options_.node_timeout);
+    JobFailure lost = lost_node(0, why);
+    lost.node_rank = 0;
+    lost.host = host;
+    lost.regroup = true;  // it never came: no restart used
+    (void)stored_failure_or(lost);
+    if (options_.say) {
+      options_.say("aml-launch: " + options_.self.host + ": round " + std::to_string(round_) +
+                   "'s node 0 (" + host + ", launcher " + std::to_string(*node0) + ") was lost: " +
+                   why + "; this node goes on to round " + std::to_string(round_ + 1) + "\n");
+    }
+    return std::optional<std::string>();
+  }
 }
 
 }  // namespace aml

@@ -71,7 +71,7 @@ void NodeGroup::local_success() {
   // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
   const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
   if (!host_ && !writes_completion) {
-    clear_will();
+    clear_will(true);
     disarm_tripwire();
   }
   next_tick_ = Clock::now();  // look at once whether the others are done too
@@ -146,9 +146,13 @@ std::optional<JobFailure> NodeGroup::beat() {
   return std::nullopt;
 }
 
-void NodeGroup::clear_will() {
+void NodeGroup::clear_will(bool gone_too) {
+  if (!gone_too) {
+    (void)control_->clear_last_will();
+    return;
+  }
   gone_will_set_ = false;
-  (void)control_->clear_last_will();
+  (void)control_->clear_lasting_will();
 }
 
 PeerNews NodeGroup::hear_abort() {
@@ -184,7 +188,7 @@ PeerNews NodeGroup::news_of(const std::string& verdict) {
   if (verdict == kComplete) {
     // Node 0 wrote it and waits for the goodbyes (finishing_news).
     if (options_.self.node_rank == 0) return news;
-    clear_will();  // leaving on purpose
+    clear_will(true);  // leaving on purpose
     (void)control_->set(node_key("goodbye", options_.self.node_rank), "1");
     news.complete = true;
     return news;

@@ -1,9 +1,10 @@
 // Elastic membership from a waiting launcher's side (DESIGN §5): it takes a number for the job
 // once, then a slot in a round, and waits for the place that round's coordinator gives its slot
 // (a node rank, "spare" or "late": it waits for the next round). Each step is one batch (one
-// etcd transaction). Under etcd, a launcher that finds nobody
-// giving a round's seats (or the one who claimed it lost) gives them itself. And the job's
-// end, told to the launchers still waiting.
+// etcd transaction). Under etcd a member of the round before (but the few that claim a round at
+// once) takes no slot: its seat comes on the watch it opened while that round ran. A launcher
+// that finds nobody giving a round's seats (or the one who claimed it lost) gives them itself. And
+// the job's end, told to the launchers still waiting.
 #include <algorithm>
 #include <cstdio>
 
@@ -66,44 +67,58 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   // disagrees with it; the round's node 0 names its members).
   const std::string slot = me + " " + options_.self.host + " " +
                            std::to_string(options_.self.node_rank) + " " + to_json(options_.self);
-  // One look: which round is open and, in the same batch, this launcher counted in the round
-  // it expects with its slot, and its last will (while it waits, its death takes it out of
-  // the next round: nobody waits for it), and whether that round's coordinator closed it
-  // already or answered its key; under etcd, the round's seats claimed or who gives them. A
-  // count in a round already closed is late: nobody waits for its slot.
-  std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
-                               BatchOp::add_one(elastic_key(round, "count"), slot),
-                               BatchOp::get_now(elastic_key(round, "counted")),
-                               BatchOp::get_now(place_key(round, launcher_id_))};
-  // etcd: the round's abort and verdict, absent now, are then watched with its seat.
-  for (BatchOp& op : round_news(round)) look.push_back(std::move(op));
-  // The will, unless the last look's is still set (a member of a round that started at once
-  // keeps it: node_group_round_at_once.cpp): a write fewer for etcd.
-  if (!gone_will_set_) look.push_back(BatchOp::will(gone_key(launcher_id_), "1"));
-  const std::size_t claim_ops = look.size();  // where the look's claim (or its reads) begins
-  if (may_claim(true)) {
-    if (round == 0) {
-      look.push_back(BatchOp::claim(elastic_key(round, "coordinator"), me));
-    } else {
-      for (BatchOp& op : claim_look(round)) look.push_back(std::move(op));
-    }
-  }
-  auto seen = control_->batch(look);
-  if (!seen) return seen.error();
-  gone_will_set_ = true;
-  const auto& next = seen->front();
+  // etcd: a member of the round before, its watch for this round's seat open (watch_next_seat)
+  // and its "gone" will standing, is seated without a slot (decide_members): it does not look
+  // but waits on that watch, unless it is one of those who claim a round's seats at once.
+  // After a loss that is a thousand transactions fewer for etcd while the seats are given.
+  const bool seated_without_slot = on_etcd() && round > 0 && round_ == round - 1 &&
+                                   options_.self.node_rank >= 0 && gone_will_set_ && seat_watch_ &&
+                                   seat_watch_round_ == round && !may_claim(true);
   bool claimed = false;
   std::optional<std::int64_t> looked_slot;  // its slot in `round`, taken by the look
-  if (next && std::atoi(next->c_str()) > round) {
-    round = std::atoi(next->c_str());
-    if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
-    claimed = coordinates(round, true);
-  } else {
-    looked_slot = std::atoll((*seen)[1].value_or("1").c_str()) - 1;
-    if (look.size() == claim_ops + 1) {
-      claimed = (*seen)[claim_ops] == me;
-    } else if (look.size() > claim_ops) {
-      claimed = claims(round, {seen->begin() + static_cast<long>(claim_ops), seen->end()});
+  std::vector<std::optional<std::string>> seen;
+  if (!seated_without_slot) {
+    // One look: which round is open and, in the same batch, this launcher counted in the
+    // round it expects with its slot, and its last will (while it waits, its death takes it
+    // out of the next round: nobody waits for it), and whether that round's coordinator
+    // closed it already or answered its key; under etcd, the round's seats claimed or who
+    // gives them. A count in a round already closed is late: nobody waits for its slot.
+    std::vector<BatchOp> look = {BatchOp::get_now(std::string(kNextRoundKey)),
+                                 BatchOp::add_one(elastic_key(round, "count"), slot),
+                                 BatchOp::get_now(elastic_key(round, "counted")),
+                                 BatchOp::get_now(place_key(round, launcher_id_))};
+    // etcd: the round's abort and verdict, absent now, are then watched with its seat.
+    for (BatchOp& op : round_news(round)) look.push_back(std::move(op));
+    // The will, unless set already (under etcd it lasts through the rounds: a member keeps
+    // it): a write fewer for etcd.
+    if (!gone_will_set_) look.push_back(BatchOp::lasting_will(gone_key(launcher_id_), "1"));
+    const std::size_t claim_ops = look.size();  // where the look's claim (or its reads) begins
+    if (may_claim(true)) {
+      if (round == 0) {
+        look.push_back(BatchOp::claim(elastic_key(round, "coordinator"), me));
+      } else {
+        for (BatchOp& op : claim_look(round)) look.push_back(std::move(op));
+      }
+    }
+    auto looked = control_->batch(look);
+    if (!looked) return looked.error();
+    seen = std::move(*looked);
+    gone_will_set_ = true;
+    const auto& next = seen.front();
+    // A round opened past `round` is waited for, unless `round` gave this launcher a place
+    // already (it was seated without its slot).
+    const bool placed = seen[3] && answer_in(*seen[3], launcher_id_) != kLateMark;
+    if (next && std::atoi(next->c_str()) > round && !placed) {
+      round = std::atoi(next->c_str());
+      if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
+      claimed = coordinates(round, true);
+    } else {
+      looked_slot = std::atoll(seen[1].value_or("1").c_str()) - 1;
+      if (look.size() == claim_ops + 1) {
+        claimed = seen[claim_ops] == me;
+      } else if (look.size() > claim_ops) {
+        claimed = claims(round, {seen.begin() + static_cast<long>(claim_ops), seen.end()});
+      }
     }
   }
   for (bool first_round = true;; ++round, first_round = false) {
@@ -116,10 +131,12 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     // closed the round at came too late.
     const std::string place = place_key(round, launcher_id_);
     std::optional<std::string> seat_said;
-    if (first_round && looked_slot) {
+    if (first_round && seated_without_slot) {
+      mine = -1;  // no slot: never late by the count, its place says
+    } else if (first_round && looked_slot) {
       mine = *looked_slot;
-      counted = (*seen)[2];
-      if ((*seen)[3]) seat_said = answer_in(*(*seen)[3], launcher_id_);
+      counted = seen[2];
+      if (seen[3]) seat_said = answer_in(*seen[3], launcher_id_);
     } else {
       std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"), slot),
                                      BatchOp::get_now(elastic_key(round, "counted")),

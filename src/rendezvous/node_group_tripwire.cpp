@@ -16,6 +16,8 @@ namespace aml {
 namespace {
 
 constexpr std::string_view kTripKey = "aml/tripwire";
+// Set by a member as it arms its tripwire: it came to the round (node_group_round_at_once.cpp).
+std::string came_key(int member) { return "aml/came/" + std::to_string(member); }
 // The others write a loss they heard after this, if nobody has (group_timing::kLastPromptRank).
 constexpr std::chrono::milliseconds kLateWritersGrace{300};
 
@@ -65,11 +67,25 @@ void NodeGroup::arm_tripwire() {
         lost_node(options_.self.node_rank, "it died (its connection to round " +
                                                std::to_string(round_) + "'s node 0 closed)");
     died.time.clear();  // not known when it is written
+    if (!will->set(came_key(options_.self.node_rank), "1")) return;
     if (!will->set_last_will(kTripKey, to_json(died))) return;
     tripwire_will_.emplace(std::move(*will));
   }
   tripwire_.emplace(std::move(*listening));
   watch_for_input(events_.get(), tripwire_->fd());
+}
+
+// Node 0: whether a member armed its tripwire in this round (its store says so). Unknown (no
+// store, or it does not answer) counts as come.
+bool NodeGroup::came_to_round(int member) {
+  if (!workers_store_) return true;
+  auto own = StoreClient::connect(
+      options_.self.addr, agreement_.worker_store_port, options_.token,
+      options_.auth.launcher_credentials(options_.token, member_name(options_.self)),
+      group_timing::kShortestReplyTimeout);
+  if (!own) return true;
+  auto came = own->check({came_key(member)});
+  return !came || *came;
 }
 
 // The round's descriptor (events_) stays: the supervisor waits on it until the round ends.

@@ -30,6 +30,7 @@ Result<std::vector<std::optional<std::string>>> RendezvousClient::batch(
         break;
       }
       case BatchOp::Kind::last_will:
+      case BatchOp::Kind::lasting_will:
         if (auto done = set_last_will(op.key, op.value); !done) return done.error();
         break;
       case BatchOp::Kind::create: {

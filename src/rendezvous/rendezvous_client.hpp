@@ -20,10 +20,10 @@ namespace aml {
 
 // One of several operations sent together (RendezvousClient::batch).
 struct BatchOp {
-  enum class Kind { set, get, add, last_will, create, claim };
+  enum class Kind { set, get, add, last_will, lasting_will, create, claim };
   Kind kind = Kind::get;
   std::string key;
-  std::string value;  // set, last_will, create, claim; add: what the counter brings
+  std::string value;  // set, the wills, create, claim; add: what the counter brings
   static BatchOp set_to(std::string key, std::string value) {
     return {Kind::set, std::move(key), std::move(value)};
   }
@@ -35,6 +35,12 @@ struct BatchOp {
   }
   static BatchOp will(std::string key, std::string value) {
     return {Kind::last_will, std::move(key), std::move(value)};
+  }
+  // A will beside the connection's (set_last_will): a later one of those leaves it standing,
+  // and clear_lasting_will takes it back. Where a connection holds one will (node 0's store),
+  // it is that one.
+  static BatchOp lasting_will(std::string key, std::string value) {
+    return {Kind::lasting_will, std::move(key), std::move(value)};
   }
   // Set where absent: gives the value stored afterwards (compare_set with "" expected).
   static BatchOp create(std::string key, std::string value) {
@@ -111,9 +117,12 @@ class RendezvousClient {
   // there it is a plain compare_set.
   virtual Result<std::string> claim(std::string_view key, std::string_view value) = 0;
   // When this launcher dies (or, for etcd, is silent past its lease), key is set to value if
-  // it is absent. One will per connection; a new one replaces it.
+  // it is absent. One will per connection (and the lasting one beside it: BatchOp::lasting_will);
+  // a new one replaces it.
   virtual Result<bool> set_last_will(std::string_view key, std::string_view value) = 0;
   virtual Result<bool> clear_last_will() = 0;
+  // The lasting will (BatchOp::lasting_will) taken back, the connection's too.
+  virtual Result<bool> clear_lasting_will() { return clear_last_will(); }
   // Liveness watched by node 0's store (silent() names the quiet ones). etcd watches leases
   // instead: there a death or a silence past the lease fires the last will, and silent() is
   // always empty.

@@ -10,7 +10,9 @@
 #    run: every node stops, and each names etcd as the job's loss. A launcher paused (its
 #    connections open) is lost when its lease ends; a killed one (above) is heard at once,
 #    also where the node ranks that write what they hear at once are paused; an elastic job
-#    that loses the node ranks that claim the next round at once runs it with those left.
+#    that loses the node ranks that claim the next round at once runs it with those left. A
+#    member seated without counting in again, paused, is lost by its lease, as the next
+#    round's node 0 too.
 # 4. A torch gloo job that checkpoints each step runs through the loss of node 0 to the right
 #    result.
 # 5. --hang-timeout across nodes through etcd: node 0's ranks done, node 1's silent: both nodes
@@ -248,6 +250,40 @@ check "etcd: round 1's node 1 (host $one) paused: node 0 (host $zero) names its 
 s0=$(wait_status $J "$zero" 30)
 check "etcd: node 0 left alone fails after --rdzv-timeout (exit $s0), not before" \
   bash -c "[ -n '$s0' ] && [ '$s0' != 0 ]" || show $J
+
+# --- 3f. After a loss the members of the round before are seated without waiting for them
+# (they do not count in again). One paused at that moment is seated too, here as the next
+# round's node 0 (node rank 3 of 4, in a round of 3): its members wait for its verdict until its
+# lease ends, end that round as its loss, and run the next one without it.
+J=seated
+ARGS=(--nnodes 2:4 --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "seated-$$"
+  --nproc-per-node 1 --node-timeout 6 --rdzv-timeout 60 --rdzv-last-call 1 --max-restarts 3)
+for h in 3 4 5 6; do start $J $h no_env "${ARGS[@]}"; done
+for h in 3 4 5 6; do wait_file "$WORK/$J.rank.$h.0" 20; done
+node0=$(host_with_rank $J 0 0)
+last=$(host_with_rank $J 0 3)
+left=$(for h in 3 4 5 6; do [ "$h" != "$node0" ] && [ "$h" != "$last" ] && echo $h; done | tr '\n' ' ')
+sleep 1.5  # their watches for round 1's seats open at the round's first tick
+paused=$(grep -l -s -a "LAUNCHER=$MARK-$J-$last\b" /proc/[0-9]*/environ | cut -d/ -f3)
+t0=$(date +%s%N)
+kill -STOP $paused 2>/dev/null
+kill_host $J "$node0"
+# Round 1, which never ran, used no restart: round 2's workers have restart count 1.
+for h in $left; do wait_file "$WORK/$J.rank.$h.1" 30; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill -KILL $paused 2>/dev/null
+got=$(cat "$WORK"/$J.rank.*.1 2>/dev/null | cut -d' ' -f1,2 | sort | tr '\n' ' ')
+rounds=$(for h in $left; do grep -c "joined run round 2," "$WORK/$J.out.$h"; done | tr '\n' ' ')
+check "etcd: node 0 (host $node0) lost and node 3 (host $last) paused: the two left (hosts $left) run round 2 as nodes 0 and 1 of 2 ($got; $rounds; $ms ms; --node-timeout 6 s)" \
+  bash -c "[ '$got' = '0 2 1 2 ' ] && [ '$rounds' = '1 1 ' ] && [ $ms -lt 25000 ]" || show $J
+said=$(for h in $left; do
+  grep -q "round 1's node 0 .*its etcd lease ended before it said round 1's verdict" "$WORK/$J.out.$h" && echo $h
+done | tr '\n' ' ')
+check "etcd: round 1's members (hosts $said) name its node 0 (host $last), whose lease ended before its verdict" \
+  [ "$said" = "$left" ] || show $J
+touch "$WORK/$J.finish"
+statuses=$(for h in $left; do wait_status $J "$h" 20; done | tr '\n' ' ')
+check "etcd: that job ends 0 on both ($statuses)" [ "$statuses" = "0 0 " ] || show $J
 
 # --- 4. torch gloo, a checkpoint each step, through the loss of node 0 under etcd.
 J=tc

@@ -141,6 +141,36 @@ TEST_F(EtcdRendezvousTest, ALastWillIsSetByTheOthersWhenItsLeaseEnds) {
   EXPECT_FALSE(cleared->has_value());
 }
 
+// A launcher's "gone" key is a lasting will: the round's will (its abort) set, replaced or
+// taken back beside it leaves it standing; leaving on purpose takes both back.
+TEST_F(EtcdRendezvousTest, ALastingWillStandsBesideTheConnectionsWill) {
+  EtcdRendezvous survivor(session());
+  ASSERT_TRUE(survivor.watch_wills(true).ok());
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.batch({BatchOp::lasting_will("gone", "1")}).ok());
+    ASSERT_TRUE(dying.batch({BatchOp::will("replaced-abort", "died")}).ok());
+    ASSERT_TRUE(dying.set_last_will("abort", "died").ok());
+    ASSERT_TRUE(dying.clear_last_will().ok());
+    EtcdRendezvous leaving(session());
+    ASSERT_TRUE(
+        leaving
+            .batch({BatchOp::lasting_will("left-gone", "1"), BatchOp::will("left-abort", "died")})
+            .ok());
+    ASSERT_TRUE(leaving.clear_lasting_will().ok());
+  }  // both leases revoked
+  auto fired = survivor.get("gone", 5s);
+  ASSERT_TRUE(fired.ok()) << fired.error().message();
+  EXPECT_EQ(fired->value_or("none"), "1");
+  std::this_thread::sleep_for(500ms);
+  ASSERT_TRUE(survivor.heartbeat().ok());  // fires whatever else ended
+  for (const char* key : {"replaced-abort", "abort", "left-gone", "left-abort"}) {
+    auto absent = survivor.get(key, 0ms);
+    ASSERT_TRUE(absent.ok()) << absent.error().message();
+    EXPECT_FALSE(absent->has_value()) << key;
+  }
+}
+
 // Only the launchers that watch the wills set them (a few of a job's: each will put is an
 // event for every watcher); one that starts watching sets those that end from then on.
 TEST_F(EtcdRendezvousTest, OnlyALauncherWatchingTheWillsSetsThem) {
