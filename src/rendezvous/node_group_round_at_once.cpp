@@ -93,15 +93,13 @@ Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& fr
     if (!verdict) return verdict.error();
     if (*verdict || Clock::now() >= deadline) return std::move(*verdict);
     if (!node0) {
-      auto record = control_->get(elastic_key(round_, "seats"), milliseconds(0));
-      auto parsed =
-          record && *record ? nlohmann::json::parse(**record, nullptr, false) : nlohmann::json();
-      for (const auto& seat : parsed.is_object() ? parsed.value("seats", nlohmann::json::array())
-                                                 : nlohmann::json::array()) {
-        if (seat.is_array() && seat.size() >= 3 && seat[0].is_number_integer() && seat[1] == 0) {
-          node0 = seat[0].get<long>();
-          host = seat[2].is_string() ? seat[2].get<std::string>() : "";
-        }
+      // The seats' record of this round, read as the round after it reads it.
+      const LastRound seated = last_round(round_ + 1);
+      for (const auto& [id, rank] : seated.seats) {
+        if (rank != 0) continue;
+        node0 = id;
+        const auto known = seated.who.find(id);
+        host = known != seated.who.end() ? known->second.first : "";
       }
       if (!node0) continue;
     }
