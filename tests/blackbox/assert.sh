@@ -22,6 +22,29 @@ finish() {
   [ "$failed" = 0 ]
 }
 
+# A port on this machine's own network for this test alone. A port the kernel calls free now may
+# be another test's in a moment (ctest runs two at once): it is taken below the ephemeral range
+# (where neither bind to port 0 nor an outgoing connection lands) and held with a lock file that
+# every test of the suite respects, until this test's shell exits.
+reserve_port() {  # reserve_port VAR: sets VAR to the port (exit 1 when none could be had)
+  # Its own names are odd ones: printf -v must set the caller's VAR, not a local of this.
+  local _rp_low _rp_fd _rp_port _rp_dir=/tmp/aml-launch-test-ports
+  read -r _rp_low _ </proc/sys/net/ipv4/ip_local_port_range
+  [ "$_rp_low" -gt 12000 ] || _rp_low=32768
+  mkdir -p "$_rp_dir"
+  for _ in $(seq 200); do
+    _rp_port=$((10000 + RANDOM % (_rp_low - 10000)))
+    exec {_rp_fd}>"$_rp_dir/$_rp_port"
+    if flock -n "$_rp_fd" && /usr/bin/python3 -c 'import socket, sys
+s = socket.socket(); s.bind(("", int(sys.argv[1])))' "$_rp_port" 2>/dev/null; then
+      printf -v "$1" %s "$_rp_port"
+      return 0
+    fi
+    exec {_rp_fd}>&-
+  done
+  return 1
+}
+
 # The multi-launcher tests (node_liveness, per_process_group): launchers started in the
 # background into ${pids[@]}, whose workers each touch $WORK/up.<rank> when they run.
 workers_up() {  # workers_up N: until N workers ran (10 s at most)

@@ -16,7 +16,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # would be about Open MPI, not about this project.
 clean() { env -i PATH=/usr/bin:/bin HOME=/tmp OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "$@"; }
 clean_mpi() { clean ASAN_OPTIONS=detect_leaks=0 "$@"; }
-free_port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 for n in 2 4 8; do
   out=$(clean "$BIN" --nproc-per-node $n -- "$ALLREDUCE" --backend gloo 2>&1); status=$?
@@ -28,7 +27,7 @@ for n in 2 4 8; do
 done
 
 # Rank 1 of 2 never starts: rank 0 gives up after AML_COMM_TIMEOUT and says why.
-port=$(free_port)
+reserve_port port
 start=$(date +%s%N)
 out=$(clean RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port AML_COMM_TIMEOUT=2 \
   "$ALLREDUCE" --backend gloo 2>&1); status=$?

@@ -189,11 +189,10 @@ assert s["exit_code"] == 143 and s["first_failure"] is None and s["stopped"]["si
 
 # --- Two nodes (loopback): a stop on one node stops the job on every node, each says by
 # which node's signal, nobody names a failure, and every launcher exits 128+N.
-port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # two_nodes NAME WORKER: nodes 0 and 1, two workers each; $node0 and $node1 their launchers.
 two_nodes() {
   local name=$1 worker=$2 p
-  p=$(port)
+  reserve_port p
   rm -f "$WORK"/up.* "$WORK"/saved.*
   for n in 0 1; do
     env -i PATH=/usr/bin:/bin HOME="$WORK" W="$WORK" "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \

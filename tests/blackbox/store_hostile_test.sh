@@ -39,13 +39,21 @@ ATTACKER=4
 on() { local host=$1; shift; "$CLUSTER" exec "$NAME" "$host" env AML_TEST_MARK="$NAME" "$@"; }
 head -c 32 /dev/urandom | base64 >"$WORK/secret"
 
+# Node 0's launcher processes (its guardian and supervisor; not their workers), by the mark its
+# environment carries.
+node0_launchers() {
+  local p
+  for p in $(grep -l -s -z -x "AML_TEST_NODE=$NAME-0" /proc/[0-9]*/environ | cut -d/ -f3); do
+    [ "$(readlink "/proc/$p/exe")" = "$BIN" ] && echo "$p"
+  done
+}
 # job TAG: node 0 first, and once its store listens (and, under attack, nmap and the flood are at
 # it for 2 s) the other three; sets $joined_ms (node 0's rendezvous, from the others' start),
 # $statuses, and node 0's peak memory $peak_kb.
 job() {
   local tag=$1 n start
   node() {
-    on "$1" "$BIN" --nnodes "$NODES" --node-rank "$1" --master-addr "$MASTER" --master-port "$PORT" \
+    on "$1" env AML_TEST_NODE="$NAME-$1" "$BIN" --nnodes "$NODES" --node-rank "$1" --master-addr "$MASTER" --master-port "$PORT" \
       --run-id hostile --rdzv-timeout 60 --rdzv-secret-file "$WORK/secret" -- sleep 4 >"$WORK/$tag.$1" 2>&1 &
     eval "p$1=\$!"
   }
@@ -64,7 +72,7 @@ job() {
     if [ -z "$joined_ms" ] && grep -q "all $NODES nodes joined" "$WORK/$tag.0"; then
       joined_ms=$((($(date +%s%N) - start) / 1000000))
     fi
-    for p in $(pgrep -f "$BIN --nnodes $NODES --node-rank 0 "); do
+    for p in $(node0_launchers); do
       kb=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null)
       [ -n "$kb" ] && [ "$kb" -gt "$peak_kb" ] && peak_kb=$kb
     done

@@ -206,24 +206,43 @@ left=$(grep -l "MARK=$marker2" /proc/[0-9]*/environ 2>/dev/null | wc -l)
 check "clean exit: status 0 and no daemon left ($left found)" bash -c "[ $status = 0 ] && [ $left = 0 ]"
 
 # --- Zombies: orphans re-parented to aml-launch are reaped while the job runs, as a
-# subreaper and as PID 1 of a PID namespace.
+# subreaper and as PID 1 of a PID namespace. Only the launcher's own count: the processes whose
+# parent is the worker's parent (the supervising launcher), never the machine's (a test beside
+# this one may keep a zombie of its own for a while).
 zombie_probe='if [ "$RANK" = 0 ]; then
-  for i in $(seq 100); do (sleep 0.2 &); done
-  sleep 1.5
+  launcher=$PPID
+  children() {  # children STATE NAME: how many of the launcher'"'"'s children match (patterns)
+    n=0
+    for f in /proc/[0-9]*/stat; do
+      read -r line < "$f" 2>/dev/null || continue
+      name=${line#*\(}; name=${name%\)*}
+      set -- ${line##*\) }
+      [ "$2" = "$launcher" ] || continue
+      case "$1" in $state) ;; *) continue ;; esac
+      case "$name" in $want) n=$((n + 1)) ;; esac
+    done
+    echo $n
+  }
+  for i in $(seq 100); do (sleep 1 &); done
+  # The orphans are the launcher'"'"'s now (their subreaper): else none could be a zombie of its,
+  # and the count below would prove nothing.
+  adopted=$(state="*" want=sleep children)
+  sleep 2
   # A zombie lives for the instant between its exit and the reaping: only one that stays counts.
   for try in 1 2 3 4 5 6 7 8 9 10; do
-    z=0; for s in /proc/[0-9]*/stat; do st=$(cut -d" " -f3 "$s" 2>/dev/null); [ "$st" = Z ] && z=$((z+1)); done
+    z=$(state=Z want="*" children)
     [ $z = 0 ] && break; sleep 0.1
   done
-  echo "zombies=$z"
+  [ "$adopted" -ge 100 ] && adopted=all
+  echo "adopted=$adopted zombies=$z"
 fi'
 out=$(clean "$BIN" -- sh -c "$zombie_probe" 2>&1)
-check "subreaper: 100 orphans exited, no zombie left ($out)" [ "$out" = "zombies=0" ]
+check "subreaper: 100 orphans adopted, exited, no zombie of the launcher left ($out)" [ "$out" = "adopted=all zombies=0" ]
 if unshare --pid --fork --mount-proc true 2>/dev/null; then
   marker3="aml-pid1-$$-$RANDOM"
   out=$(clean MARK=$marker3 unshare --pid --fork --mount-proc "$BIN" -- sh -c "$zombie_probe; for i in \$(seq 100); do sleep 600 & done; exit 0" 2>&1)
   status=$?
-  check "PID 1: 100 orphans reaped, no zombie ($out)" bash -c "[ $status = 0 ] && [ '$out' = zombies=0 ]"
+  check "PID 1: 100 orphans adopted and reaped, no zombie ($out)" bash -c "[ $status = 0 ] && [ '$out' = 'adopted=all zombies=0' ]"
   left=$(grep -l "MARK=$marker3" /proc/[0-9]*/environ 2>/dev/null | wc -l)
   check "PID 1: 100 background sleeps gone after exit ($left found)" [ "$left" = 0 ]
   out=$(clean unshare --pid --fork --mount-proc "$BIN" -- sh -c 'echo pid=$$ ppid=$PPID')
@@ -337,13 +356,13 @@ out=$(clean "$BIN" --log-dir /proc/no-such-dir/logs -- touch "$WORK/started" 2>&
 check "unusable --log-dir: exit 2 naming it, nothing started" \
   bash -c "[ $status = 2 ] && grep -q -- '--log-dir=/proc/no-such-dir/logs' <<<'$out' && [ ! -e '$WORK/started' ]"
 # Node 0 of 2 alone: the rendezvous gives up after --rdzv-timeout and names the missing node.
-port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+reserve_port port
 alone=$(clean "$BIN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$port" \
   --rdzv-timeout 0.5 -- true 2>&1); status=$?
 check "a node alone: exit 2 after --rdzv-timeout naming node rank 1 ($status: $alone)" \
   bash -c '[ "$1" = 2 ] && grep -q "node rank(s) 1 of 2 did not" <<<"$2"' _ "$status" "$alone"
 # Two launchers claim node rank 1 of 2: the second one is refused, naming the first.
-port=$($py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+reserve_port port
 node() { clean "$BIN" --nnodes 2 --node-rank "$1" --master-addr 127.0.0.1 --master-port "$port" --rdzv-timeout 10 -- sleep 2; }
 node 0 >/dev/null 2>&1 &
 first0=$!

@@ -41,7 +41,8 @@ stop_cluster() {
 }
 trap stop_cluster EXIT
 
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+reserve_port ctld_port
+reserve_port slurmd_port
 host=$(hostname -s)
 head -c 1024 /dev/urandom >"$D/munge.key"
 chmod 400 "$D/munge.key"
@@ -51,8 +52,8 @@ munged -f --socket="$D/munge.sock" --key-file="$D/munge.key" --log-file="$D/mung
   cat <<EOF
 ClusterName=amltest
 SlurmctldHost=$host
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmdSpoolDir=$D/spool
 SlurmdPidFile=$D/slurmd.pid
 SlurmdLogFile=$D/slurmd.log
@@ -194,7 +195,7 @@ export AML_MUNGE_SOCKET="$D/munge.sock"
 modes=$(srun -N1 -n2 --overcommit "$BIN" --dry-run --format json -- true |
   python3 -c 'import json, sys; print(" ".join(json.loads(l)["auth"]["mode"] for l in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00")))')
 check "srun -n 2 --dry-run, no secret: munge ($modes)" [ "$modes" = "munge munge" ]
-port=$(free_port)
+reserve_port port
 rm -f "$W"/up.*
 env W="$W" MARK="aml-slurm-$$-munge" srun -N1 -n2 --overcommit -J aml-munge "$BIN" --master-addr 127.0.0.1 \
   --master-port "$port" --run-id munge-job -- sh -c 'touch "$W/up.$RANK"; echo "auth=$AML_LAUNCH_STORE_AUTH"; sleep 5' \

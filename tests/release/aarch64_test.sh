@@ -106,7 +106,7 @@ fi
 
 # Two nodes on loopback with a job secret: node 0 the emulated aarch64 launcher, node 1 the
 # x86_64 release: the libsodium compiled into each gives the same proofs on both.
-port=$((20000 + RANDOM % 20000))
+reserve_port port
 head -c 32 /dev/urandom | base64 >"$W/secret"
 "$QEMU" -L "$ROOT" "$BIN" --nnodes 2 --node-rank 0 --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port \
   --rdzv-timeout 120 --rdzv-secret-file "$W/secret" -- sh -c 'echo "rank $RANK of $WORLD_SIZE $AML_LAUNCH_STORE_AUTH"' >"$W/node.0" 2>&1 &
