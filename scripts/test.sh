@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # Command 2 of the README: the whole test suite.
-#  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage):
-#     every test but those that load the rank library into python3 (an ASan library cannot
-#     be loaded there), the style check, the packaging tests (their consumer is built by gcc),
-#     the release tests and the container test (they test the release artifacts) and the
-#     client frameworks (they test the launcher's environment, not its memory safety)
-#  2. the libFuzzer targets, 35 s each: environment parsers, store frames, the store's
-#     handshake (a real server with a job secret), console tagging, etcd's gRPC messages;
-#     side by side with 3 (they are timed, not counted: they take the minutes the builds leave)
-#  3. the builds a user types (Debug, Release, RelWithDebInfo, MinSizeRel with gcc and clang;
-#     scripts/build-types.sh): warnings are errors only in this script's own builds
-#  4. the main gcc build: the GPU-only tests (reported as skipped where there is no GPU), then
-#     every other test (the release artifacts of scripts/release.sh for x86_64 and aarch64 and
-#     their tests, the client frameworks among them), ending with ctest's own summary
-# Each stage's time is printed at the end (and at a failure, up to it).
+#  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage),
+#     one file a compile (no unity build: every file must stand on its own includes), then every
+#     test but those that load the rank library into python3 (an ASan library cannot be loaded
+#     there), the style check, the packaging tests (their consumer is built by gcc), the release
+#     tests and the container test (they test the release artifacts) and the client frameworks
+#     (they test the launcher's environment, not its memory safety)
+#  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
+#     (reported as skipped where there is no GPU), then every other test, the client frameworks
+#     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64)
+#  3. beside the tests, at idle priority (they take only the CPU the tests leave, so the tests
+#     run as on a quiet machine): the main build during the sanitizer tests; then the release
+#     build (for step 2's release tests); then the libFuzzer targets, a fixed number of inputs each
+#     (environment parsers, store frames, the store's handshake with a real server and a job
+#     secret, console tagging, etcd's gRPC messages), beside the builds a user types (Debug,
+#     Release, RelWithDebInfo, MinSizeRel with gcc and clang; scripts/build-types.sh: warnings
+#     are errors only in this script's own builds)
+# Each stage's time is printed at the end (and at a failure, up to it); the last line counts
+# every test of every ctest run.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 jobs=$(nproc)
 export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
+work=$(mktemp -d)
 
 stages=()
 stage_start=$(date +%s)
@@ -30,65 +35,127 @@ stage() {  # stage NAME: ends the stage before (its time kept), starts NAME
   stage_name=$1 stage_start=$now
   [ -z "$1" ] || echo "== $1"
 }
-ctest_log=$(mktemp)
-print_stage_times() {
+suite_start=$(date +%s)
+declare -A beside=()
+finish_up() {
+  local status=$?
   stage ""
-  echo "== stage times"
+  for pid in "${beside[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+  echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s)"
   printf '%s\n' "${stages[@]}"
-  # The closing line stays ctest's own summary.
-  grep -E "tests passed|tests failed" "$ctest_log" | tail -1
-  rm -f "$ctest_log"
+  # The closing line: every test of every ctest run, as ctest counted them.
+  local passed=0 failed=0 total bad
+  for log in "$work"/ctest-*.log; do
+    read -r total bad < <(sed -nE 's/.* tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2 \1/p' "$log" | tail -1) ||
+      continue
+    passed=$((passed + total - bad)) failed=$((failed + bad))
+  done
+  rm -rf "$work" /tmp/aml-launch-test-ports
+  echo "$passed passed, $failed failed"
+  exit "$status"
 }
-trap print_stage_times EXIT
+trap finish_up EXIT
 
-stage "sanitizer build (clang, ASan + UBSan)"
+# beside NAME COMMAND...: runs at idle priority beside the foreground stages, in a process group
+# of its own; its output goes to a log shown if it fails.
+beside() {
+  local name=$1
+  shift
+  set -m
+  (
+    started=$(date +%s) status=0
+    chrt --idle 0 "$@" >"$work/$name.log" 2>&1 || status=$?
+    echo "$status $(($(date +%s) - started))" >"$work/$name.done"
+  ) &
+  set +m
+  beside[$name]=$!
+}
+# wait_for NAME: until it is done; its time goes among the stage times.
+wait_for() {
+  local status took
+  wait "${beside[$1]}" || true
+  unset "beside[$1]"
+  read -r status took <"$work/$1.done"
+  stages+=("$(printf '%5d s  %s (beside the tests, idle priority)' "$took" "$1")")
+  if [ "$status" != 0 ]; then
+    tail -60 "$work/$1.log"
+    echo "$1 failed (status $status)"
+    return 1
+  fi
+}
+run_ctest() {  # run_ctest NAME ARGS...: ctest with its output kept for the count at the end
+  local name=$1
+  shift
+  (set -o pipefail; ctest -j"$jobs" --output-on-failure "$@" 2>&1 | tee "$work/ctest-$name.log")
+}
+
+stage "sanitizer build (clang, ASan + UBSan, a file a compile)"
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$san_flags -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$san_flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$san_flags" -DCMAKE_SHARED_LINKER_FLAGS="$san_flags" \
   -DAML_BUILD_FUZZERS=ON -DAML_BUILD_BENCHMARKS=OFF -DAML_WARNINGS_AS_ERRORS=ON >/dev/null
 cmake --build build-san
+
+beside "main build (gcc)" scripts/build.sh
+stage "sanitizer tests"
 # The elastic suite under etcd runs once, in the main stage: here etcd's code is covered by its
 # own suite (launcher.etcd_rendezvous) and the elastic suite on node 0's store.
-(cd build-san && ctest -j"$jobs" --output-on-failure -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|elastic_etcd')
+(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|elastic_etcd')
 
-fuzz() {  # fuzz TARGET SEED_DIR: 35 s, starting from the seeds kept in the repository
+stage "waiting for the main build"
+wait_for "main build (gcc)"
+# The release's tests (step 2) wait for this one through their fixture (tests/release/release_build.sh).
+export AML_RELEASE_BUILT_BY="$work/release"
+exec {release_lock}>"$AML_RELEASE_BUILT_BY.lock"
+flock "$release_lock"
+beside "release build (x86_64 and aarch64)" bash -c \
+  'scripts/release.sh build/dist >"$1.log" 2>&1; status=$?; echo $status >"$1"; exit $status' _ \
+  "$AML_RELEASE_BUILT_BY"
+exec {release_lock}>&-  # the build holds it now, until it ends
+
+# fuzz TARGET SEED_DIR RUNS: RUNS inputs (what 35 s of a quiet core gave each target: the
+# same work whatever else the machine does), starting from the seeds kept in the repository.
+fuzz() {
   local corpus status=0
   corpus=$(mktemp -d)
   cp "$2"/* "$corpus"/
-  echo "== fuzzing $1 for 35 s"
-  build-san/tests/fuzz/"$1" -max_total_time=35 -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" >"$corpus.log" 2>&1 || status=$?
+  echo "== fuzzing $1 ($3 inputs)"
+  build-san/tests/fuzz/"$1" -runs="$3" -max_total_time=900 -max_len=4096 -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" \
+    >"$corpus.log" 2>&1 || status=$?
   if [ "$status" != 0 ]; then
-    tail -40 "$corpus.log"   # the crash, its stack and the input that caused it
+    tail -40 "$corpus.log"  # the crash, its stack and the input that caused it
   else
     grep -E "^stat::number_of_executed_units|^Done" "$corpus.log"
   fi
   rm -rf "$corpus" "$corpus.log"
   return "$status"
 }
-stage "fuzzing (35 s each, one after the other) beside the builds a user types"
-fuzz_log=$(mktemp)
-(
-  fuzz fuzz_env_parsers tests/fuzz/corpus && fuzz fuzz_store_frames tests/fuzz/store_corpus &&
-    fuzz fuzz_store_handshake tests/fuzz/handshake_corpus && fuzz fuzz_tag_lines tests/fuzz/tag_corpus &&
-    fuzz fuzz_etcd_answers tests/fuzz/etcd_corpus
-) >"$fuzz_log" 2>&1 &
-fuzzing=$!
-scripts/build-types.sh
-fuzz_status=0
-wait "$fuzzing" || fuzz_status=$?
-sed 's/^/fuzz: /' "$fuzz_log"
-rm -f "$fuzz_log"
-[ "$fuzz_status" = 0 ] || { echo "fuzzing failed (status $fuzz_status)"; exit 1; }
+fuzz_all() {
+  fuzz fuzz_env_parsers tests/fuzz/corpus 175000 &&
+    fuzz fuzz_store_frames tests/fuzz/store_corpus 700000 &&
+    fuzz fuzz_store_handshake tests/fuzz/handshake_corpus 50000 &&
+    fuzz fuzz_tag_lines tests/fuzz/tag_corpus 2500000 &&
+    fuzz fuzz_etcd_answers tests/fuzz/etcd_corpus 250000
+}
+export -f fuzz fuzz_all
+beside "fuzzing" bash -c fuzz_all
+beside "the builds a user types" scripts/build-types.sh
 
-stage "main build (gcc)"
-scripts/build.sh
 cd build
 stage "GPU-only tests"
 ctest -L gpu --output-on-failure
 stage "every other test"
-status=0
-(set -o pipefail; ctest -j"$jobs" --output-on-failure -LE gpu 2>&1 | tee "$ctest_log") || status=$?
-exit "$status"
+run_ctest main -LE gpu -E '^(release|container)\.'
+stage "waiting for the release build"
+wait_for "release build (x86_64 and aarch64)"
+stage "the release's tests"
+run_ctest release -R '^(release|container)\.'
+cd ..
+stage "waiting for fuzzing and the builds a user types"
+wait_for "fuzzing"
+sed 's/^/fuzz: /' "$work/fuzzing.log"
+wait_for "the builds a user types"
+cat "$work/the builds a user types.log"

@@ -1,5 +1,7 @@
 #include "comm/job_store.hpp"
 
+#include <unistd.h>  // environ
+
 #include <atomic>
 #include <cstdlib>
 
@@ -7,8 +9,6 @@
 #include "store/job_auth.hpp"
 #include "topology/host_port.hpp"
 #include "topology/worker_marker.hpp"
-
-extern char** environ;
 
 namespace aml::comm {
 namespace {

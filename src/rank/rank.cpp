@@ -1,13 +1,12 @@
 // The rank library: detection over this process's environment, once.
 #include <aml/rank.h>
+#include <unistd.h>  // environ
 
 #include <aml/rank.hpp>
 #include <stdexcept>
 
 #include "rank/process_view.hpp"
 #include "topology/detect.hpp"
-
-extern char** environ;
 
 namespace aml {
 

@@ -13,7 +13,7 @@ constexpr std::chrono::milliseconds kPoll{50};
 // A rank whose main thread ran this share of the time between the two looks is working.
 constexpr double kBusyShare = 0.2;
 
-std::string seconds(double s) {
+std::string seconds_to_tenths(double s) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f s", s);
   return text;
@@ -173,7 +173,7 @@ void HangInquiry::compare_looks(Clock::time_point now) {
     } else if (main_cpu_[i] >= 0) {
       const double used = ticks_to_seconds(ticks - main_cpu_[i]);
       if (used >= kBusyShare * gap) {
-        moved_ = rank + " used CPU (" + seconds(used) + " in " + seconds(gap) + ")";
+        moved_ = rank + " used CPU (" + seconds_to_tenths(used) + " in " + seconds_to_tenths(gap) + ")";
       }
     }
   }

@@ -12,7 +12,7 @@
 namespace aml {
 namespace {
 
-std::string seconds(double s) {
+std::string seconds_to_hundredths(double s) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f s", s);
   return text;
@@ -33,8 +33,8 @@ std::string place_of(const RankLook& look) {
 
 RankPlace RankLook::digest() const {
   return RankPlace{rank, node_rank, place,
-                   proc.describe() + ", " + seconds(cpu_seconds) + " CPU in the last " +
-                       seconds(interval_seconds)};
+                   proc.describe() + ", " + seconds_to_hundredths(cpu_seconds) + " CPU in the last " +
+                       seconds_to_hundredths(interval_seconds)};
 }
 
 std::string RankLook::line() const {
@@ -63,7 +63,7 @@ std::string HangReport::text() const {
   std::string text =
       "aml-launch: the job hung: no rank showed progress (output, or "
       "aml_launch.progress()) for " +
-      seconds(timeout_seconds) + " (--hang-timeout)\n";
+      seconds_to_hundredths(timeout_seconds) + " (--hang-timeout)\n";
   text += "aml-launch: " + verdict + "\n";
   for (const RankLook& look : ranks) text += "aml-launch:   " + look.line() + "\n";
   if (!stacks_at.empty()) text += "aml-launch: every rank's stacks: " + stacks_at + "\n";

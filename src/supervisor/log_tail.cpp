@@ -13,7 +13,7 @@
 namespace aml {
 namespace {
 
-constexpr int kReadsPerWakeup = 8;  // then let the other workers have their turn
+constexpr int kLogReadsPerWakeup = 8;  // then let the other workers have their turn
 
 }  // namespace
 
@@ -43,7 +43,7 @@ void LogTail::read_to_end_and_close() {
 
 void LogTail::drain() {
   std::span<char> buffer = relay_read_buffer();
-  for (int reads = 0; reads < kReadsPerWakeup && pending(); ++reads) {
+  for (int reads = 0; reads < kLogReadsPerWakeup && pending(); ++reads) {
     std::size_t want = buffer.size();
     if (closing_) want = static_cast<std::size_t>(std::clamp<off_t>(close_at_ - offset_, 0, want));
     ssize_t n = want == 0 ? 0 : pread(log_.fd(), buffer.data(), want, offset_);

@@ -8,14 +8,14 @@
 namespace aml {
 namespace {
 
-constexpr int kReadsPerWakeup = 8;  // then let the other workers' pipes have their turn
+constexpr int kPipeReadsPerWakeup = 8;  // then let the other workers' pipes have their turn
 
 }  // namespace
 
 std::size_t OutputStream::drain() {
   std::span<char> buffer = relay_read_buffer();
   std::size_t got = 0;
-  for (int reads = 0; reads < kReadsPerWakeup && pipe_; ++reads) {
+  for (int reads = 0; reads < kPipeReadsPerWakeup && pipe_; ++reads) {
     ssize_t n = ::read(pipe_.get(), buffer.data(), buffer.size());
     if (n > 0) {
       got += static_cast<std::size_t>(n);

@@ -6,8 +6,6 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-extern char** environ;
-
 namespace aml {
 namespace {
 

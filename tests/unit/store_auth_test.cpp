@@ -14,7 +14,7 @@ namespace aml {
 namespace {
 
 constexpr const char* kJob = "job-token";
-const std::string kSecret = "a job secret of more than sixteen bytes";
+const std::string kStoreSecret = "a job secret of more than sixteen bytes";
 
 store::ServerAuth server_auth(const std::string& secret) {
   return {store::AuthKind::key, store::role_key(secret, kJob, store::Role::launcher),
@@ -34,7 +34,7 @@ class StoreAuthTest : public StoreServerFixture {
  protected:
   void SetUp() override {
     store::ServerOptions options;
-    options.auth = server_auth(kSecret);
+    options.auth = server_auth(kStoreSecret);
     options.log = [this](const std::string& line) {
       std::lock_guard lock(said_mutex_);
       said_.push_back(line);
@@ -59,10 +59,10 @@ TEST(Handshake, TheMacIsHmacSha256) {
 }
 
 TEST(Handshake, KeysDifferByRoleAndJobAndProofsByWhoProves) {
-  EXPECT_NE(store::role_key(kSecret, "a", store::Role::launcher),
-            store::role_key(kSecret, "a", store::Role::worker));
-  EXPECT_NE(store::role_key(kSecret, "a", store::Role::launcher),
-            store::role_key(kSecret, "b", store::Role::launcher));
+  EXPECT_NE(store::role_key(kStoreSecret, "a", store::Role::launcher),
+            store::role_key(kStoreSecret, "a", store::Role::worker));
+  EXPECT_NE(store::role_key(kStoreSecret, "a", store::Role::launcher),
+            store::role_key(kStoreSecret, "b", store::Role::launcher));
   const std::string n1(32, '1'), n2(32, '2');
   EXPECT_NE(store::proof_message(store::Role::store, store::Role::launcher, "j", "m", n1, n2),
             store::proof_message(store::Role::launcher, store::Role::launcher, "j", "m", n1, n2));
@@ -81,11 +81,11 @@ TEST(Handshake, HexBothWays) {
 }
 
 TEST_F(StoreAuthTest, TheJobsLaunchersAndWorkersAreAdmitted) {
-  auto launcher = connect(keyed(kSecret, true));
+  auto launcher = connect(keyed(kStoreSecret, true));
   ASSERT_TRUE(launcher.ok()) << launcher.error().message();
   EXPECT_TRUE(launcher->identify("1").ok());
   EXPECT_TRUE(launcher->set("aml/run/0/x", "1").ok());
-  auto worker = connect(keyed(kSecret, false));
+  auto worker = connect(keyed(kStoreSecret, false));
   ASSERT_TRUE(worker.ok()) << worker.error().message();
   EXPECT_TRUE(worker->set("comm/0/x", "1").ok());
   EXPECT_EQ(**worker->get("comm/0/x", 1s), "1");
@@ -94,7 +94,7 @@ TEST_F(StoreAuthTest, TheJobsLaunchersAndWorkersAreAdmitted) {
 }
 
 TEST_F(StoreAuthTest, ALongMemberNameIsCutNotRefused) {
-  StoreCredentials launcher = keyed(kSecret, true);
+  StoreCredentials launcher = keyed(kStoreSecret, true);
   launcher.member = "the launcher on " + std::string(300, 'h') + " (pid 1)";  // a long FQDN
   auto c = connect(launcher);
   ASSERT_TRUE(c.ok()) << c.error().message();
@@ -109,7 +109,7 @@ TEST_F(StoreAuthTest, NoCredentialsAWrongSecretAndAWorkersKeyAsALaunchersAreRefu
   auto wrong = connect(keyed("another secret of sixteen bytes+", true));
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.error().message().find("its proof is wrong"), std::string::npos);
-  StoreCredentials posing = keyed(kSecret, false);
+  StoreCredentials posing = keyed(kStoreSecret, false);
   posing.launcher = true;  // the workers' key, claiming a launcher
   auto refused = connect(posing);
   ASSERT_FALSE(refused.ok());
@@ -119,22 +119,22 @@ TEST_F(StoreAuthTest, NoCredentialsAWrongSecretAndAWorkersKeyAsALaunchersAreRefu
 }
 
 TEST_F(StoreAuthTest, AWorkerIsNoMemberAndCannotTouchTheLaunchersKeys) {
-  auto worker = connect(keyed(kSecret, false));
+  auto worker = connect(keyed(kStoreSecret, false));
   ASSERT_TRUE(worker.ok());
   auto named = worker->identify("5");
   ASSERT_FALSE(named.ok());
   EXPECT_NE(named.error().message().find("not a member"), std::string::npos);
-  auto other = connect(keyed(kSecret, false));
+  auto other = connect(keyed(kStoreSecret, false));
   auto abort = other->set("aml/run/0/abort", "{}");
   ASSERT_FALSE(abort.ok());
   EXPECT_NE(abort.error().message().find("launchers' keys"), std::string::npos);
-  auto launcher = connect(keyed(kSecret, true));
+  auto launcher = connect(keyed(kStoreSecret, true));
   EXPECT_FALSE(launcher->check({"aml/run/0/abort"}).value());  // nothing was written
 }
 
 TEST_F(StoreAuthTest, AClientWithASecretRefusesAStoreWithout) {
   restart({});  // no secret at the store
-  auto c = connect(keyed(kSecret, true));
+  auto c = connect(keyed(kStoreSecret, true));
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.error().message().find("has no job secret"), std::string::npos)
       << c.error().message();
@@ -142,7 +142,7 @@ TEST_F(StoreAuthTest, AClientWithASecretRefusesAStoreWithout) {
 
 TEST_F(StoreAuthTest, UnprovenConnectionsHaveADeadlineABudgetAndACap) {
   store::ServerOptions options;
-  options.auth = server_auth(kSecret);
+  options.auth = server_auth(kStoreSecret);
   options.handshake_timeout = 300ms;
   options.max_unproven = 2;
   options.max_unproven_frame = 256;
@@ -160,7 +160,7 @@ TEST_F(StoreAuthTest, UnprovenConnectionsHaveADeadlineABudgetAndACap) {
   (void)send(flooding, junk.data(), junk.size(), MSG_NOSIGNAL);
   EXPECT_TRUE(closed_by_server(flooding, 2s));
   for (int fd : {oldest, second, third, flooding}) close(fd);
-  auto member = connect(keyed(kSecret, true));  // the job's members still get in
+  auto member = connect(keyed(kStoreSecret, true));  // the job's members still get in
   ASSERT_TRUE(member.ok()) << member.error().message();
   EXPECT_EQ(server_->unproven_count(), 0u);
 }
