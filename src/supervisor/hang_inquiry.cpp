@@ -173,7 +173,8 @@ void HangInquiry::compare_looks(Clock::time_point now) {
     } else if (main_cpu_[i] >= 0) {
       const double used = ticks_to_seconds(ticks - main_cpu_[i]);
       if (used >= kBusyShare * gap) {
-        moved_ = rank + " used CPU (" + seconds_to_tenths(used) + " in " + seconds_to_tenths(gap) + ")";
+        moved_ =
+            rank + " used CPU (" + seconds_to_tenths(used) + " in " + seconds_to_tenths(gap) + ")";
       }
     }
   }

@@ -33,8 +33,8 @@ std::string place_of(const RankLook& look) {
 
 RankPlace RankLook::digest() const {
   return RankPlace{rank, node_rank, place,
-                   proc.describe() + ", " + seconds_to_hundredths(cpu_seconds) + " CPU in the last " +
-                       seconds_to_hundredths(interval_seconds)};
+                   proc.describe() + ", " + seconds_to_hundredths(cpu_seconds) +
+                       " CPU in the last " + seconds_to_hundredths(interval_seconds)};
 }
 
 std::string RankLook::line() const {

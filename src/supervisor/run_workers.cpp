@@ -28,17 +28,22 @@ Error system_error(const std::string& what, const std::string& target) {
   return invalid(what, target, std::string("to work (") + std::strerror(errno) + ")");
 }
 
+// Signals that stop the job or are passed on to its workers.
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
 }  // namespace
 
 RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
                        const RestartNotice& on_restart) {
   sigset_t handled;
   sigemptyset(&handled);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2})
-    sigaddset(&handled, sig);
+  sigaddset(&handled, SIGCHLD);
+  for (int sig : kStopSignals) sigaddset(&handled, sig);
   sigaddset(&handled, guardian_lost_signal());
   // Blocked and read from a signalfd in the event loop: no handler runs in the middle of
   // anything, and the workers get the original mask back.
+  // As they were before an earlier call ended (below).
+  for (int sig : kStopSignals) signal(sig, SIG_DFL);
   sigset_t original_mask;
   sigprocmask(SIG_BLOCK, &handled, &original_mask);
   UniqueFd signal_fd(signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
@@ -100,6 +105,10 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     if (on_restart) on_restart(outcome, used + 1);
     outcome.restarts = used + 1;
   }
+  // The outcome is not told yet (the summary file, the report): a stop signal that comes now
+  // (Slurm and scancel send TERM more than once) is the same stop, and must not end the
+  // launcher before it has said so.
+  for (int sig : kStopSignals) signal(sig, SIG_IGN);
   sigprocmask(SIG_SETMASK, &original_mask, nullptr);
   return outcome;
 }

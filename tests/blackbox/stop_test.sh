@@ -265,6 +265,28 @@ wait_nodes
 check "2 nodes, a failure during node 1's stop: node 0 names rank 0's exit 6 ($s0), node 1 its stop ($s1)" \
   bash -c "[ '$s0' = 6 ] && grep -q 'rank 0 (local rank 0) on node 0 .*failed first .*exit code 6' '$WORK/mfail.0.err' && [ '$s1' = 130 ]"
 
+# --- TERM after TERM (Slurm's step and job signals, srun's own, a kubelet's): every one that
+# comes while the workers end or after they have ended is the same stop, and the launcher still
+# says so and writes its summary (a TERM left pending when the workers were done used to end
+# it silently, exit 143 and no summary).
+lost=0
+for try in 1 2 3 4 5; do
+  rm -f "$WORK"/up.* "$WORK/again.json"
+  start again --nproc-per-node 2 --summary-file "$WORK/again.json" -- sh -c \
+    'trap "sleep 0.2; exit 0" TERM; touch "$W/up.$RANK"; while :; do sleep 0.05; done'
+  until_files "$WORK/up.0" "$WORK/up.1"
+  ( while kill -TERM $launcher 2>/dev/null; do :; done ) &
+  barrage=$!
+  wait $launcher
+  status=$?
+  wait $barrage
+  if [ $status != 143 ] || [ ! -s "$WORK/again.json" ] || ! grep -q "stopped by SIGTERM" "$WORK/again.err"; then
+    lost=$((lost + 1))
+    echo "  try $try: exit $status, summary $( [ -s "$WORK/again.json" ] && echo written || echo missing)"
+  fi
+done
+check "TERM after TERM, five times: each a stop, said and in the summary file, exit 143 ($lost lost)" [ $lost = 0 ]
+
 # --- A failure with no stop is still reported as before (and not as a stop).
 env -i PATH=/usr/bin:/bin "$BIN" --nproc-per-node 2 -- sh -c '[ "$RANK" = 0 ] && exit 9; sleep 60' \
   >/dev/null 2>"$WORK/plain.err"
