@@ -4,7 +4,7 @@
 # folder of the build tree, and that folder replaces /usr/include on the library's target.
 set(_aml_headers ${PROJECT_BINARY_DIR}/portable-headers)
 file(MAKE_DIRECTORY ${_aml_headers})
-foreach(entry "nlohmann_json::nlohmann_json=nlohmann" "fmt::fmt-header-only=fmt" "CLI11::CLI11=CLI")
+foreach(entry "nlohmann_json::nlohmann_json=nlohmann" "fmt::fmt-header-only=fmt")
   string(REPLACE "=" ";" entry "${entry}")
   list(GET entry 0 target)
   list(GET entry 1 folder)

@@ -50,7 +50,7 @@ set(CMAKE_C_COMPILER_ARG1 "cc -target ${AML_PORTABLE_TARGET}")
 set(CMAKE_CXX_COMPILER "${AML_ZIG}")
 set(CMAKE_CXX_COMPILER_ARG1 "c++ -target ${AML_PORTABLE_TARGET}")
 
-# Header-only dependencies (nlohmann_json, fmt, CLI11) are found where the host installed them,
+# Header-only dependencies (nlohmann_json, fmt) are found where the host installed them,
 # but the host's /usr/include must not be searched as a whole: its glibc headers are newer than
 # the glibc the binaries are linked against. The build puts those three libraries' own folders
 # on the include path instead (see cmake/PortableHeaders.cmake).

@@ -1,6 +1,13 @@
 #include "help_text.hpp"
 
+#include <string>
+#include <string_view>
+
+#include "flag_table.hpp"
+
 namespace aml {
+
+namespace {
 
 const char* const kHelpFooter = R"(
 Where the topology comes from (the first source present wins; flags override any field):
@@ -18,6 +25,7 @@ Where the topology comes from (the first source present wins; flags override any
    6 slurm        SLURM_PROCID inside a step (SLURM_STEP_ID): SLURM_NTASKS SLURM_LOCALID
                   SLURM_NODEID SLURM_STEP_TASKS_PER_NODE SLURM_NTASKS_PER_NODE; master: first
                   host of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST; port 15000 + job id % 10000
+                  for step 0, each later step 7919 on (mod 10000); run id JOB.STEP
    7 kubeflow     PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE PET_MASTER_ADDR PET_MASTER_PORT
                   (the pod-level RANK and WORLD_SIZE are not read)
    8 torch-env    RANK WORLD_SIZE [LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK] MASTER_ADDR
@@ -26,14 +34,19 @@ Where the topology comes from (the first source present wins; flags override any
   10 sagemaker    SM_HOSTS SM_CURRENT_HOST SM_NUM_GPUS
   11 lsf          JSM_NAMESPACE_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE, LSB_DJOB_RANKFILE
   12 standalone   nothing above: one node, master 127.0.0.1, a free port
-  Also read: CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES (--nproc-per-node auto),
-  AZUREML_RUN_ID, SLURM_JOB_ID, LSB_JOBID, TRAINING_JOB_NAME (run id), OMP_NUM_THREADS,
-  NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME (kept when set).
+  Also read: CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES (--nproc-per-node auto, gpu),
+  AZUREML_RUN_ID, SLURM_JOB_ID with SLURM_STEP_ID, LSB_JOBID, TRAINING_JOB_NAME (run id),
+  PYTHON_EXEC (the Python a script runs under), OMP_NUM_THREADS, MKL_NUM_THREADS,
+  UCX_NET_DEVICES, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, PYTHONUNBUFFERED (kept when set),
+  AML_LAUNCH_SECRET (the job's secret itself), AML_LAUNCH_ETCD_PASSWORD (etcd's user's
+  password), AML_MUNGE_SOCKET (munged's socket), AML_LAUNCH_MACHINE_ROOT (a copy of /sys for
+  --bind), and where a library opened at run time is: AML_MUNGE_LIBRARY, AML_TLS_LIBRARY,
+  AML_HTTP2_LIBRARY, AML_MPI_LIBRARY, AML_NCCL_LIBRARY, AML_CUDA_DRIVER_LIBRARY.
 
 Launch: a node-level source spawns --nproc-per-node workers (auto: the visible GPUs, else 1).
-A process-level source runs the command once as that rank, unless --nproc-per-node N is given
-and this process is alone on its node: then the scheduler's ranks are node ranks and N workers
-are spawned (Azure ML with process_count_per_node=1).
+A process-level source runs the command once as that rank, unless --nproc-per-node (N, auto,
+gpu or cpu) is given and this process is alone on its node: then the scheduler's ranks are node
+ranks and that many workers are spawned (Azure ML with process_count_per_instance=1).
 
 Multi-node (a per-node launch on several nodes): node 0's launcher serves the rendezvous store
 on MASTER_PORT; every node joins with the job's public id (--rdzv-id, else the run id) and,
@@ -67,13 +80,19 @@ goes on. Start-up is not a hang: a rank's silence counts from its first progress
 
 Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
-AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT TORCHELASTIC_RESTART_COUNT,
-TORCHELASTIC_RUN_ID (the run id, as torchrun sets it: Lightning and accelerate read it),
+AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT, as torchrun sets them
+TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS
+TORCHELASTIC_USE_AGENT_STORE (False: rank 0's worker hosts torch's store) and
+TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when unset,
 on several nodes AML_LAUNCH_STORE, AML_LAUNCH_STORE_TOKEN, AML_LAUNCH_STORE_AUTH and
 AML_LAUNCH_STORE_KEY (node 0's store; a key for workers, never the job's secret),
-OMP_NUM_THREADS when unset (CPUs / local workers), PYTHONUNBUFFERED=1 when unset, on a
-multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME (the interface whose route reaches
-MASTER_ADDR) when unset, and with --framework tensorflow a TF_CONFIG naming every worker.
+OMP_NUM_THREADS when unset (CPUs / local workers; with --bind the cores a rank has, and
+MKL_NUM_THREADS too), UCX_NET_DEVICES for an MPI job with --bind (the nearest RDMA device),
+PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME
+(the interface whose route reaches MASTER_ADDR) when unset, with --hang-timeout
+PYTHONFAULTHANDLER=1 and PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE,
+TORCH_NCCL_DUMP_ON_TIMEOUT, TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
+when unset, and with --framework tensorflow a TF_CONFIG naming every worker.
 
 Supervision: every worker runs in its own process group, its argv executed directly. Its
 stdout and stderr are relayed line by line (tagged when there are several local workers) and
@@ -91,10 +110,88 @@ supervising child: SIGKILL of either one, or of the launcher's process group, an
 kills every process the job started at once. Nothing is left behind.
 
 Exit status: the first failed worker's exit code (on any node), 128+N when it died of signal
-N; 128+N when signal N (INT 130, TERM 143) stopped the job and no worker failed before or
-during the stop; 0 when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a
-bad environment or a failed rendezvous (nothing was started); 127 when the command cannot be
-run.
+N (torchrun exits 1 for any failure); 128+N when signal N (INT 130, TERM 143, HUP 129)
+stopped the job and no worker failed before or during the stop; 124 when --hang-timeout found
+the job hung; 137 when the launcher's supervising half was killed (its guardian says so); 0
+when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a bad
+environment or a failed rendezvous (nothing was started); 127 when the command cannot be run.
 )";
+
+const char* const kHelpHeader =
+    R"(aml-launch: works out RANK, WORLD_SIZE, MASTER_ADDR ... from whatever the scheduler set, then
+starts and supervises the workers of a distributed training job.
+
+usage: aml-launch [OPTIONS] [--] PROGRAM [ARGS...]
+       aml-launch [OPTIONS] SCRIPT.py [ARGS...]          as torchrun: the script runs under Python
+       aml-launch [OPTIONS] -m MODULE [ARGS...]
+       aml-launch --dry-run --format json [OPTIONS] [-- PROGRAM ...]
+
+torchrun's command line works as it is: its flags in both spellings (--nproc_per_node and
+--nproc-per-node), --flag VALUE and --flag=VALUE, the script after the flags without --.
+A Python script (a .py file, or a file that cannot be run itself) runs under PYTHON_EXEC,
+else python3, else python on PATH, with -u; --no-python runs it as it is, and so does a
+program after --. Everything after the program is the program's.
+
+Options:
+)";
+
+constexpr std::size_t kWidth = 100;
+constexpr std::string_view kIndent = "      ";
+
+// Words filled into lines of kWidth after kIndent.
+void wrap(std::string& out, std::string_view text) {
+  std::size_t column = 0;
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    if (column > 0 && column + 1 + word.size() > kWidth) {
+      out += '\n';
+      column = 0;
+    }
+    if (column == 0) {
+      out += kIndent;
+      column = kIndent.size();
+    } else {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  out += '\n';
+}
+
+std::string spellings(const FlagSpec& spec) {
+  std::string out;
+  std::string_view names = spec.names;
+  while (!names.empty()) {
+    const std::size_t space = names.find(' ');
+    if (!out.empty()) out += ", ";
+    out += names.substr(0, space);
+    if (space == std::string_view::npos) break;
+    names.remove_prefix(space + 1);
+  }
+  if (spec.takes == Takes::value) out += " " + std::string(spec.shape);
+  if (spec.takes == Takes::optional_value) out += "[=" + std::string(spec.shape) + "]";
+  return out;
+}
+
+}  // namespace
+
+std::string help_text() {
+  std::string out = kHelpHeader;
+  for (const FlagSpec& spec : all_flags()) {
+    out += "  " + spellings(spec) + "\n";
+    std::string text(spec.help);
+    if (!text.empty() && text.back() != '.') text += '.';
+    if (!spec.fallback.empty()) text += " Default: " + std::string(spec.fallback) + ".";
+    if (!spec.variable.empty()) text += " Also " + std::string(spec.variable) + ".";
+    if (spec.torchrun == Torchrun::no_use) text += " Accepted for torchrun's command lines.";
+    wrap(out, text);
+  }
+  return out + kHelpFooter;
+}
 
 }  // namespace aml

@@ -1,8 +1,11 @@
 #pragma once
 
+#include <string>
+
 namespace aml {
 
-// The footer of --help: every variable aml-launch reads and sets, and the exit statuses.
-extern const char* const kHelpFooter;
+// --help: the usage, every flag of the flag table, every variable aml-launch reads and sets,
+// and the exit statuses.
+std::string help_text();
 
 }  // namespace aml

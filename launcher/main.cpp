@@ -17,6 +17,7 @@
 #include "placement_setup.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan_inputs.hpp"
+#include "program_command.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
@@ -177,8 +178,15 @@ int run(int argc, char** argv) {
 
   Env env = env_from(environ);
   const Machine machine = real_machine();
+  if (auto error = count_nproc_word(options, env, machine)) return fail(*error);
+  auto program = program_command(options.program, env);
+  if (!program) return fail(program.error());
+  options.command = program->argv;
+  options.program_interpreter = program->interpreter;
+  options.program_about = program->about;
   auto topology = detect_topology(env, machine, options.overrides);
   if (!topology) return fail(topology.error());
+  if (options.role) topology->role = *options.role;
   if (auto error = expand_launcher_fields(options, *topology)) return fail(*error);
   auto auth = job_auth_for(options, *topology, env);
   if (!auth) return fail(auth.error());
@@ -192,7 +200,12 @@ int run(int argc, char** argv) {
     std::cout << (options.format == OutputFormat::json ? plan_json(plan) : plan_text(plan));
     return 0;
   }
-  if (options.command.empty()) return fail(missing("command", "a command after -- (see --help)"));
+  if (options.command.empty()) {
+    return fail(missing("command", "a program to run after the flags (see --help)"));
+  }
+  // torchrun's flags that do something else here, or nothing: said once, before anything runs.
+  for (const std::string& note : options.torchrun_notes)
+    std::cerr << "aml-launch: " << note << "\n";
   if (options.exec) return exec_command(plan, env);
   if (options.preflight && plan.topology.elastic) {
     return fail(invalid("--preflight", *options.preflight,

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "command_line.hpp"
 #include "placement/placement.hpp"
 #include "topology/source.hpp"
 
@@ -16,8 +17,18 @@ namespace aml {
 enum class OutputFormat { text, json };
 enum class Framework { pytorch, tensorflow };
 
+// How the program after the flags is run (torchrun's rules: program_command.hpp).
+struct ProgramOptions {
+  std::vector<std::string> words;  // the program and its arguments, as given
+  bool after_dashes = false;       // given after --: run as it is
+  bool module = false;             // -m: a Python module
+  bool no_python = false;          // --no-python: as it is, even a .py file
+};
+
 struct Options {
   Overrides overrides;
+  bool standalone = false;  // --standalone: one node here, whatever the scheduler set
+  std::string nproc_word;   // --nproc-per-node auto, gpu or cpu, counted into the overrides
   bool dry_run = false;
   OutputFormat format = OutputFormat::text;
   std::string run_id;
@@ -27,13 +38,15 @@ struct Options {
   std::string rdzv_backend;      // --rdzv-backend as given ("": PET_RDZV_BACKEND, else c10d)
   std::vector<std::string> etcd_endpoints;  // --rdzv-endpoint under --rdzv-backend etcd
   bool etcd_https = false;                  // ... given as https://
-  std::string rdzv_conf;                    // --rdzv-conf as given ("": PET_RDZV_CONF)
+  std::string rdzv_conf;  // --rdzv-conf's keys for etcd's access ("": PET_RDZV_CONF's)
   double rdzv_timeout_seconds = 600;
   // A node silent this long is lost: above Azure's 30 s memory-preserving VM pauses.
   double node_timeout_seconds = 60;
   double hang_timeout_seconds = 0;  // 0: off
   double hang_startup_timeout_seconds = 1800;
-  double term_timeout_seconds = 30;
+  // Inside the 30 s that Kubernetes (terminationGracePeriodSeconds) and Slurm (KillWait) give
+  // between their SIGTERM and SIGKILL, with time left for the report.
+  double term_timeout_seconds = 25;
   int max_restarts = 0;
   double rdzv_last_call_seconds = 3;  // elastic: a round starts this long after the last arrival
   bool admit_at_once = false;         // elastic: a newcomer ends a round below MAX nodes
@@ -43,12 +56,19 @@ struct Options {
   std::string summary_file;
   bool exec = false;
   bool no_group = false;  // per-process: each rank's launcher alone (no store, no fail-fast)
+  bool virtual_local_rank = false;       // each worker sees its GPU alone, as device 0
+  std::optional<std::string> role;       // --role: the workers' ROLE_NAME
   std::optional<std::string> preflight;  // --preflight[=backend]: gloo, mpi or nccl
   double preflight_min_busbw = 0;        // GB/s; 0: no floor
   Framework framework = Framework::pytorch;
   BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy
-  std::vector<std::string> command;
+  ProgramOptions program;
+  std::vector<std::string> command;  // what each worker runs (program_command.hpp)
+  std::string program_interpreter;   // ... the Python it runs under, if any
+  std::string program_about;         // ... how it runs, and why
+  // torchrun's flags given that do something else here, or nothing: one line each, said once.
+  std::vector<std::string> torchrun_notes;
 };
 
 // --help and --version print and end the program with status 0.
@@ -58,5 +78,15 @@ struct ExitNow {
 
 // Options, an early exit (help, version), or the flag that was wrong.
 std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv);
+
+// The rendezvous flags of a command line (options_rendezvous.cpp).
+std::optional<Error> read_rendezvous_flags(const CommandLine& line, Options& options);
+
+// The name to put in an error about a flag: as it was spelled, or the variable that gave it.
+std::string flag_name(const CommandLine& line, FlagId id);
+
+// A decimal number of seconds (or other unit) in [low, high]; low may be exclusive.
+Result<double> flag_decimal(const std::string& flag, const std::string& text, double low,
+                            bool low_exclusive, double high, const std::string& expected);
 
 }  // namespace aml

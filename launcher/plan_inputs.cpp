@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <fstream>
 
 #include "hang_files.hpp"
 #include "net/free_port.hpp"
@@ -13,8 +14,75 @@
 #include "net/route_interface.hpp"
 #include "node_group_setup.hpp"
 #include "placement_setup.hpp"
+#include "topology/nproc.hpp"
 
 namespace aml {
+
+namespace {
+
+// A Kubeflow PyTorchJob's pod is <job>-worker-<i> (or -master-<i>): its job's name, with the
+// namespace where the pod's service account shows it.
+std::string kubeflow_job(const Env& env) {
+  const std::string* pod = find(env, "HOSTNAME");
+  if (pod == nullptr) return "";
+  const std::size_t dash = pod->rfind('-');
+  if (dash == std::string::npos || dash + 1 == pod->size() ||
+      pod->find_first_not_of("0123456789", dash + 1) != std::string::npos) {
+    return "";
+  }
+  const std::string role_and_job = pod->substr(0, dash);
+  for (std::string_view role : {"-worker", "-master"}) {
+    if (!role_and_job.ends_with(role) || role_and_job.size() == role.size()) continue;
+    std::string job = role_and_job.substr(0, role_and_job.size() - role.size());
+    std::ifstream file("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+    std::string space;
+    if (file >> space) job = space + "/" + job;
+    return "kubeflow-" + job;
+  }
+  return "";
+}
+
+// The id every launcher of a job derives alike, and another job a different one. Node 0's store
+// is the job's own (its address and port name it); an etcd is shared by many jobs, so its id
+// comes from the scheduler or the user, never from etcd's address.
+Result<std::string> shared_run_id(const Options& options, const Topology& topology, const Env& env,
+                                  const RendezvousBackend& backend) {
+  if (!options.rdzv_id.empty()) return options.rdzv_id;
+  if (backend.kind != RendezvousBackend::Kind::etcd) {
+    return "aml-" + topology.master_addr + "-" + std::to_string(topology.master_port);
+  }
+  if (topology.source == "kubeflow") {
+    std::string job = kubeflow_job(env);
+    if (!job.empty()) return job;
+  }
+  return missing("--rdzv-id (or PET_RDZV_ID)",
+                 "the job's id, the same on every node: every job that shares an etcd keeps its "
+                 "rendezvous there under its id, and no scheduler gave one here (Slurm's job "
+                 "step, Azure ML's run, a Kubeflow pod's job; Kubeflow's elasticPolicy.rdzvId "
+                 "sets PET_RDZV_ID)");
+}
+
+}  // namespace
+
+std::optional<Error> count_nproc_word(Options& options, const Env& env, const Machine& machine) {
+  const std::string& word = options.nproc_word;
+  if (word.empty()) return std::nullopt;
+  int count = 0;
+  if (word == "cpu") {
+    count = std::max(1, machine.cpu_count ? machine.cpu_count() : 1);
+  } else {
+    const NprocGuess gpus = auto_nproc_per_node(env, machine);
+    if (word == "gpu" && gpus.gpus == 0) {
+      return invalid("--nproc-per-node", word,
+                     "a visible GPU (" + std::string(gpus.why) +
+                         "): auto starts one worker without a GPU, N starts N");
+    }
+    count = gpus.count;
+  }
+  options.overrides.nproc_per_node = count;
+  options.overrides.nproc_counted = true;
+  return std::nullopt;
+}
 
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,
@@ -29,6 +97,19 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);
   inputs.command = options.command;
+  inputs.program = ProgramPlan{options.program_interpreter, options.program_about};
+  inputs.term_timeout_seconds = options.term_timeout_seconds;
+  inputs.flag_notes = options.torchrun_notes;
+  inputs.virtual_local_rank = options.virtual_local_rank;
+  if (const std::string* devices = find(env, "CUDA_VISIBLE_DEVICES")) {
+    std::size_t start = 0;
+    while (!devices->empty() && start <= devices->size()) {
+      const std::size_t comma = std::min(devices->find(',', start), devices->size());
+      inputs.visible_devices.push_back(devices->substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  inputs.nccl_async_set = has(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING");
   inputs.run_id = options.run_id;
   inputs.cpu_count = machine.cpu_count();
   inputs.omp_threads_set = has(env, "OMP_NUM_THREADS");
@@ -45,6 +126,8 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   if (!placement) return placement.error();
   inputs.placement = std::move(*placement);
   inputs.memory_policy = options.memory_policy;
+  // As torchrun has it, the rendezvous id is the run id the workers get.
+  if (inputs.run_id.empty()) inputs.run_id = options.rdzv_id;
   if (inputs.run_id.empty() && topology.run_id.empty()) {
     if (topology.launch == Launch::per_node && topology.nnodes == 1) {
       // This launcher is the whole job: an id that names this launch.
@@ -52,9 +135,9 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     } else {
       // Several launchers (nodes, or the scheduler's ranks) must derive the same id, and
       // another job's a different one.
-      inputs.run_id = !options.rdzv_id.empty() ? options.rdzv_id
-                                               : "aml-" + topology.master_addr + "-" +
-                                                     std::to_string(topology.master_port);
+      auto id = shared_run_id(options, topology, env, backend);
+      if (!id) return id.error();
+      inputs.run_id = *id;
     }
   }
   inputs.hang_env = hang_environment(options, topology, env, inputs.run_id);

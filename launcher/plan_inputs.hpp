@@ -11,6 +11,10 @@
 
 namespace aml {
 
+// --nproc-per-node auto, gpu or cpu: counted here (the visible GPUs, the CPUs this launcher may
+// use) into the overrides, so that a scheduler's one process per node starts that many.
+std::optional<Error> count_nproc_word(Options& options, const Env& env, const Machine& machine);
+
 // `backend`: the rendezvous backend asked for (rendezvous_backend_for).
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,

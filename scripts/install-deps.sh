@@ -4,7 +4,7 @@
 set -eu
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev googletest
+  libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev googletest
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
   podman runc busybox-static
   clang libclang-rt-14-dev clang-format

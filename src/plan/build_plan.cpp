@@ -6,6 +6,9 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   LaunchPlan plan;
   plan.topology = topology;
   plan.command = inputs.command;
+  plan.program = inputs.program;
+  plan.term_timeout_seconds = inputs.term_timeout_seconds;
+  plan.flag_notes = inputs.flag_notes;
   plan.run_id = !inputs.run_id.empty() ? inputs.run_id : topology.run_id;
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
   // On several nodes the job's port is the store's and node 0 picks one for the workers at

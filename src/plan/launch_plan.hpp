@@ -47,9 +47,18 @@ struct RendezvousPlan {
   std::string access;                  // etcd: "TLS (CA ...), etcd user NAME" / "plain HTTP"
 };
 
+// How the program runs, for --dry-run (the launcher's program_command).
+struct ProgramPlan {
+  std::string interpreter;  // the Python a script runs under ("" when it runs as it is)
+  std::string about;        // how it runs and why
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
+  ProgramPlan program;
+  double term_timeout_seconds = 0;      // a stop's grace between SIGTERM and SIGKILL
+  std::vector<std::string> flag_notes;  // torchrun's flags that do something else here
   std::string run_id;
   // MASTER_PORT the workers' own process group uses; 0 until node 0 picks it at the
   // rendezvous of a multi-node job.
@@ -68,10 +77,17 @@ struct LaunchPlan {
 // build_plan itself stays pure.
 struct PlanInputs {
   std::vector<std::string> command;
-  std::string run_id;        // from --run-id, else the scheduler's, else generated
-  int free_port = 0;         // a free local port, used when the job names none
-  std::string route_ifname;  // the interface whose route reaches MASTER_ADDR
-  std::string route_reason;  // how it was found, or why none was
+  ProgramPlan program;
+  double term_timeout_seconds = 0;
+  std::vector<std::string> flag_notes;
+  bool virtual_local_rank = false;  // each worker sees its GPU alone, as device 0
+  // CUDA_VISIBLE_DEVICES as the launcher has it, entry by entry (empty: unset or not a list).
+  std::vector<std::string> visible_devices;
+  bool nccl_async_set = false;  // TORCH_NCCL_ASYNC_ERROR_HANDLING already in the environment
+  std::string run_id;           // from --run-id, else the scheduler's, else generated
+  int free_port = 0;            // a free local port, used when the job names none
+  std::string route_ifname;     // the interface whose route reaches MASTER_ADDR
+  std::string route_reason;     // how it was found, or why none was
   int cpu_count = 1;
   int restart_count = 0;
   bool omp_threads_set = false;        // OMP_NUM_THREADS already in the environment

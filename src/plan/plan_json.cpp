@@ -80,7 +80,11 @@ std::string plan_json(const LaunchPlan& plan) {
     };
   }
   out["notes"] = t.notes;
+  out["flag_notes"] = plan.flag_notes;
   out["command"] = plan.command;
+  out["program"] = {{"interpreter", or_null(plan.program.interpreter)},
+                    {"about", plan.program.about}};
+  out["term_timeout_seconds"] = plan.term_timeout_seconds;
   auto& workers = out["workers"] = nlohmann::ordered_json::array();
   for (const WorkerPlan& worker : plan.workers) {
     nlohmann::ordered_json env = nlohmann::ordered_json::object();

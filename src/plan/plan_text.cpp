@@ -111,6 +111,9 @@ std::string plan_text(const LaunchPlan& plan) {
   std::string command;
   for (const std::string& arg : plan.command) command += (command.empty() ? "" : " ") + arg;
   line(fmt::format("command:         {}", command.empty() ? "(none)" : command));
+  if (!plan.program.about.empty()) line("program:         " + plan.program.about);
+  line(fmt::format("stop grace:      {} s between SIGTERM and SIGKILL (--term-timeout)",
+                   plan.term_timeout_seconds));
   if (plan.placement) {
     line(fmt::format("placement:       {} ({}); memory policy {}",
                      to_string(plan.placement->applied), plan.placement->reason,
@@ -120,6 +123,7 @@ std::string plan_text(const LaunchPlan& plan) {
     if (!nics.empty()) line("rdma nics:       " + nics + " (NCCL chooses among these itself)");
   }
   for (const std::string& note : t.notes) line("note:            " + note);
+  for (const std::string& note : plan.flag_notes) line("flag note:       " + note);
   for (const WorkerPlan& worker : plan.workers) {
     line(t.elastic ? fmt::format("worker local rank {} (its rank given at each round):",
                                  worker.local_rank)

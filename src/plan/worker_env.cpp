@@ -36,7 +36,8 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   auto number = [](int value) { return std::to_string(value); };
   if (rank >= 0) {
     set("RANK", number(rank));
-    set("LOCAL_RANK", number(local_rank));
+    // --virtual-local-rank: every worker sees its own GPU alone, as device 0.
+    set("LOCAL_RANK", number(inputs.virtual_local_rank ? 0 : local_rank));
     set("WORLD_SIZE", number(t.world_size));
     set("LOCAL_WORLD_SIZE", number(t.nproc_per_node));
     set("NODE_RANK", number(t.node_rank));
@@ -60,6 +61,14 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   set(kRestartCountVariable, number(inputs.restart_count));
   set("TORCHELASTIC_RESTART_COUNT", number(inputs.restart_count));
   set("TORCHELASTIC_MAX_RESTARTS", number(inputs.max_restarts));
+  // As torchrun's c10d rendezvous has it: rank 0's worker hosts torch's store at MASTER_PORT.
+  set("TORCHELASTIC_USE_AGENT_STORE", "False");
+  // torchrun sets it so that a failed NCCL collective ends the rank instead of hanging it.
+  if (!inputs.nccl_async_set) set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  if (inputs.virtual_local_rank && rank >= 0) {
+    const bool listed = local_rank < static_cast<int>(inputs.visible_devices.size());
+    set("CUDA_VISIBLE_DEVICES", listed ? inputs.visible_devices[local_rank] : number(local_rank));
+  }
   const RankPlacement* placed = worker.placement ? &*worker.placement : nullptr;
   const int bound_threads = placed != nullptr ? placed->threads : 0;
   if (!inputs.omp_threads_set) {

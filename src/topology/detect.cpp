@@ -32,6 +32,14 @@ std::string scheduler_run_id(const Env& env) {
 Result<Topology> detect_topology(const Env& env, const Machine& machine,
                                  const Overrides& overrides) {
   const DetectContext context{env, machine, overrides};
+  if (overrides.standalone) {
+    // torchrun's --standalone: this host alone, whatever a scheduler set, under an id of its
+    // own (the launcher makes one).
+    auto detected = kStandaloneSource.read(context);
+    if (!detected) return detected.error();
+    detected->topology.reason = "--standalone: one node, this host, whatever a scheduler set";
+    return apply_launch_rule(std::move(*detected), overrides);
+  }
   for (const Source& source : all_sources()) {
     if (!source.present(env)) continue;
     auto detected = source.read(context);

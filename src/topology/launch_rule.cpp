@@ -51,6 +51,11 @@ Result<Topology> elastic(Topology t, const Overrides& o, const std::string& mast
   }
   if (o.master_addr) t.master_addr = *o.master_addr;
   if (o.master_port) t.master_port = *o.master_port;
+  if (o.free_master_port) {
+    return invalid("--rdzv-endpoint", t.master_addr + ":0",
+                   "a port the other nodes can find: port 0 (a free one) is for a job of one "
+                   "node (--nnodes 1 or --standalone)");
+  }
   if (t.master_addr.empty()) {
     return missing(master_variables + " (or --rdzv-endpoint)",
                    "the rendezvous endpoint of an elastic job (--nnodes " + text +
@@ -69,6 +74,21 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
   Topology t = std::move(detected.topology);
   // An elastic range asks for one launcher per node too (srun -N 3 aml-launch --nnodes 2:2).
   const bool elastic_node_launch = o.nnodes_range && becomes_per_node(t);
+  if (t.launch == Launch::per_process && o.nproc_counted && o.nproc_per_node &&
+      !becomes_per_node(t)) {
+    // --nproc-per-node auto/gpu/cpu where the scheduler started this node's processes itself:
+    // they are the workers.
+    if (*o.nproc_per_node != t.nproc_per_node) {
+      t.notes.push_back("--nproc-per-node counted " + std::to_string(*o.nproc_per_node) + ", but " +
+                        t.source + " started " + std::to_string(t.nproc_per_node) +
+                        " processes on this node itself, one per rank: each runs its command "
+                        "once");
+    }
+    Overrides kept = o;
+    kept.nproc_per_node.reset();
+    kept.nproc_counted = false;
+    return apply_launch_rule(Detected{std::move(t), detected.master_variables}, kept);
+  }
   if (t.launch == Launch::per_process &&
       ((o.nproc_per_node && *o.nproc_per_node != t.nproc_per_node) || elastic_node_launch)) {
     if (!becomes_per_node(t)) {
@@ -104,6 +124,14 @@ Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
   t = std::move(*adjusted);
   if (o.master_addr) t.master_addr = *o.master_addr;
   if (o.master_port) t.master_port = *o.master_port;
+  if (o.free_master_port) {
+    if (t.nnodes > 1) {
+      return invalid("--rdzv-endpoint", t.master_addr + ":0",
+                     "a port the other nodes can find: port 0 (a free one) is for a job of one "
+                     "node (--nnodes 1 or --standalone)");
+    }
+    t.master_port = 0;  // the launcher takes a free one
+  }
   if (t.master_addr.empty()) {
     if (t.nnodes > 1) {
       return missing(detected.master_variables,

@@ -17,9 +17,14 @@ struct Overrides {
   std::optional<int> nnodes = {};
   std::optional<NodeRange> nnodes_range = {};  // --nnodes MIN:MAX
   std::optional<int> node_rank = {};
-  std::optional<int> nproc_per_node = {};  // an explicit number; `auto` is "not given"
+  std::optional<int> nproc_per_node = {};  // a number given, or counted from auto/gpu/cpu
+  // nproc_per_node was counted (--nproc-per-node auto, gpu, cpu): where the scheduler started
+  // several processes on this node they are its workers already, and the count is not applied.
+  bool nproc_counted = false;
   std::optional<std::string> master_addr = {};
   std::optional<int> master_port = {};
+  bool free_master_port = false;  // port 0 asked for: a free one on this host
+  bool standalone = false;        // --standalone: one node here, whatever the scheduler set
 };
 
 struct DetectContext {

@@ -67,15 +67,26 @@ Result<std::optional<std::string>> first_node(const Env& env) {
   return std::optional<std::string>();
 }
 
+// The job step: two steps of one allocation (srun ... & twice: a sweep, a train beside an
+// eval) are two jobs, each with its own run id and port.
+int step_number(const Env& env) {
+  const std::string* text = find(env, "SLURM_STEP_ID");
+  if (text == nullptr) return 0;
+  auto step = parse_number("SLURM_STEP_ID", *text, 0, 0x7fffffff);
+  return step ? *step : 0;
+}
+
 Result<int> default_port(const Env& env) {
-  // 15000 + the job id's last four digits: every node computes the same port, and two jobs
-  // sharing a node rarely collide.
+  // 15000 + the job id's last four digits for a job's first step: every node computes the
+  // same port, and two jobs sharing a node rarely collide. Each later step moves 7919 on
+  // (prime to 10000): the steps of a job, and the next jobs' first steps, stay apart.
   for (std::string_view variable : {"SLURM_JOB_ID", "SLURM_JOBID"}) {
     const std::string* text = find(env, variable);
     if (text == nullptr) continue;
     auto id = parse_number(variable, *text, 0, 0x7fffffff);
     if (!id) return id.error();
-    return 15000 + *id % 10000;
+    const long long step = step_number(env);
+    return 15000 + static_cast<int>((*id % 10000 + step * 7919) % 10000);
   }
   return kTorchDefaultPort;
 }
@@ -115,7 +126,9 @@ Result<Detected> read(const DetectContext& ctx) {
     t.master_addr = addr->value_or("");
   }
   t.reason = "SLURM_PROCID is set inside job step SLURM_STEP_ID=" + *find(env, "SLURM_STEP_ID");
-  if (const std::string* job = find(env, "SLURM_JOB_ID")) t.run_id = *job;
+  if (const std::string* job = find(env, "SLURM_JOB_ID")) {
+    t.run_id = *job + "." + *find(env, "SLURM_STEP_ID");  // Slurm's own name for the step
+  }
   return Detected{std::move(t), "MASTER_ADDR or SLURM_STEP_NODELIST"};
 }
 

@@ -87,7 +87,7 @@ statuses="$(wait_status $J $other 20) $(wait_status $J 5 20)"
 check "the job ends 0 on both nodes left ($statuses)" [ "$statuses" = "0 0" ] || show $J
 
 plan=$(env -i PATH=/usr/bin:/bin AML_LAUNCH_ETCD_PASSWORD="$PASSWORD" "$BIN" --dry-run --format json \
-  --nnodes 2 --node-rank 1 --rdzv-backend etcd --rdzv-endpoint "$HTTPS" \
+  --nnodes 2 --node-rank 1 --rdzv-backend etcd --rdzv-endpoint "$HTTPS" --rdzv-id "plan-$$" \
   --rdzv-conf "cacert=$T/ca.pem,cert=$T/client.pem,key=$T/client.key,user=trainer" -- true 2>&1)
 echo "$plan" >"$WORK/plan.json"
 check "--dry-run names the access (TLS, the CA, the client certificate, the user)" \

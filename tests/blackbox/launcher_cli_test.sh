@@ -3,7 +3,7 @@
 # environment, signals and fail-fast, against real processes.
 # usage: launcher_cli_test.sh AML_LAUNCH RANK_INFO
 set -u
-BIN=$1
+BIN=$(realpath "$1")
 RANK_INFO=$2
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
@@ -58,6 +58,60 @@ for bad in "--term-timeout -1" "--term-timeout 1s" "--rdzv-timeout 0" "--rdzv-ti
 done
 out=$(clean "$BIN" -- /no/such/program 2>&1); status=$?
 check "a command that cannot run exits 127 naming it" bash -c "[ $status = 127 ] && grep -q /no/such/program <<<'$out'"
+
+# The program after the flags, as torchrun runs it (program_command.hpp): a Python script under
+# Python with -u, a module with -m, anything that can run as it is; --dry-run says which.
+plan_command() {  # plan_command ENV... -- ARGS...: the plan's command and how it runs, as JSON
+  local vars=()
+  while [ "$1" != -- ]; do vars+=("$1"); shift; done
+  shift
+  (cd "$WORK" && env -i PATH=/usr/bin:/bin HOME="$WORK" "${vars[@]}" "$BIN" --dry-run --format json "$@" 2>&1) |
+    /usr/bin/python3 -c 'import json, sys
+try:
+    p = json.load(sys.stdin)
+    print(json.dumps([p["command"], p["program"]["interpreter"], p["program"]["about"]]))
+except ValueError:
+    print("not a plan")'
+}
+printf 'print("hello")\n' >"$WORK/train.py"
+printf 'print("hello")\n' >"$WORK/no_suffix"
+printf '#!/bin/sh\necho run\n' >"$WORK/run.sh"
+chmod +x "$WORK/run.sh"
+cp "$WORK/run.sh" "$WORK/tool.py"
+python3_path=$(PATH=/usr/bin:/bin command -v python3)
+out=$(plan_command -- --nproc_per_node=2 train.py --lr 0.1)
+check "a .py script runs under python3 -u with its arguments ($out)" \
+  grep -qF "[[\"$python3_path\", \"-u\", \"train.py\", \"--lr\", \"0.1\"], \"$python3_path\"" <<<"$out"
+check "--dry-run says why and how to choose another interpreter" grep -q "PYTHON_EXEC" <<<"$out"
+out=$(plan_command PYTHON_EXEC=/bin/cat -- train.py)
+check "PYTHON_EXEC chooses the interpreter ($out)" grep -qF '[["/bin/cat", "-u", "train.py"]' <<<"$out"
+out=$(plan_command -- -m pkg.train --config a.toml)
+check "-m runs a module ($out)" grep -qF "[[\"$python3_path\", \"-u\", \"-m\", \"pkg.train\", \"--config\", \"a.toml\"]" <<<"$out"
+out=$(plan_command -- --no_python ./tool.py x)
+check "--no_python runs even a .py as it is ($out)" grep -qF '[["./tool.py", "x"], null' <<<"$out"
+out=$(plan_command -- ./run.sh x)
+check "a program that can run itself runs as it is ($out)" grep -qF '[["./run.sh", "x"], null' <<<"$out"
+out=$(plan_command -- no_suffix a)
+check "a file that cannot run itself is a Python script, as torchrun has it ($out)" \
+  grep -qF "[[\"$python3_path\", \"-u\", \"no_suffix\", \"a\"]" <<<"$out"
+out=$(plan_command -- -- train.py)
+check "after --, a .py that cannot run itself still gets Python ($out)" \
+  grep -qF "[[\"$python3_path\", \"-u\", \"train.py\"]" <<<"$out"
+out=$(plan_command -- -- ./tool.py)
+check "after --, a .py that can run itself runs as it is ($out)" grep -qF '[["./tool.py"], null' <<<"$out"
+out=$(plan_command -- train.py -- --x)
+check "the first -- after the script is torchrun's, not the script's ($out)" \
+  grep -qF "[[\"$python3_path\", \"-u\", \"train.py\", \"--x\"]" <<<"$out"
+out=$(cd "$WORK" && env -i PATH=/nowhere HOME="$WORK" "$BIN" train.py 2>&1); status=$?
+check "no Python on PATH: exit 2 naming PYTHON_EXEC and --no-python ($status)" \
+  bash -c '[ "$1" = 2 ] && grep -q "PYTHON_EXEC" <<<"$2" && grep -q -- "--no-python" <<<"$2"' _ "$status" "$out"
+out=$(cd "$WORK" && clean "$BIN" --nproc_per_node=2 --monitor_interval=1 train.py 2>&1); status=$?
+check "torchrun's form runs: two workers print hello, a flag with no use is said once ($status)" \
+  bash -c '[ "$1" = 0 ] && [ "$(grep -c "hello" <<<"$2")" = 2 ] &&
+           [ "$(grep -c "monitor-interval: not used" <<<"$2")" = 1 ]' _ "$status" "$out"
+expect_status "--no-python with -m is refused" 2 clean "$BIN" --no-python -m pkg -- true
+expect_status "a switch with a value is refused" 2 clean "$BIN" --standalone=yes -- true
+expect_status "a flag without its value is refused" 2 clean "$BIN" --nproc_per_node
 
 # --help documents every flag and the variables read; --version.
 help=$(clean "$BIN" --help)

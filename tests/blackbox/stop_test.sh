@@ -287,6 +287,26 @@ for try in 1 2 3 4 5; do
 done
 check "TERM after TERM, five times: each a stop, said and in the summary file, exit 143 ($lost lost)" [ $lost = 0 ]
 
+# --- The default grace fits inside a scheduler's own: Kubernetes (terminationGracePeriodSeconds)
+# and Slurm (KillWait) SIGKILL 30 s after their SIGTERM. Workers that ignore TERM are killed by
+# the launcher itself in time to say so and write its summary; played here as the kubelet does
+# it: TERM, then SIGKILL 30 s later to whatever is left.
+rm -f "$WORK"/up.*
+start grace --nproc-per-node 2 --summary-file "$WORK/grace.json" -- sh -c \
+  'trap "" TERM; touch "$W/up.$RANK"; while :; do sleep 0.1; done'
+until_files "$WORK/up.0" "$WORK/up.1"
+t0=$(date +%s%N)
+kill -TERM $launcher
+for _ in $(seq 300); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+killed=no
+kill -0 $launcher 2>/dev/null && { kill -KILL $launcher; killed=yes; }
+finish_launcher
+check "the default grace: stopped and reported before a SIGKILL 30 s after TERM (${took_ms} ms, SIGKILLed: $killed)" \
+  bash -c "[ $killed = no ] && [ $status = 143 ] && [ $took_ms -lt 30000 ] &&
+           grep -q '0 of 2 worker(s) ended within the grace after SIGTERM' '$WORK/grace.err'"
+check "the default grace: the summary file says stopped, workers killed after the grace" \
+  summary "$WORK/grace.json" 'assert s["exit_code"] == 143 and s["stopped"]["signal"] == 15, s'
+
 # --- A failure with no stop is still reported as before (and not as a stop).
 env -i PATH=/usr/bin:/bin "$BIN" --nproc-per-node 2 -- sh -c '[ "$RANK" = 0 ] && exit 9; sleep 60' \
   >/dev/null 2>"$WORK/plain.err"

@@ -190,6 +190,41 @@ sleep 1
 check "scancel, TERM ignored (pgid tracking): of $before processes none is left 1 s after Slurm ended the job ($(left deaf))" \
   [ "$(left deaf)" = 0 ]
 
+# --- Two steps of one allocation at once (a sweep; a train beside an eval) are two jobs: each
+# has its own run id (JOB.STEP) and store port, so that neither meets the other's launchers.
+rm -f "$W"/step.*
+cat >"$W/steps.sh" <<'EOF'
+#!/bin/sh
+step() {
+  srun --overlap -n2 --overcommit "$BIN" -- sh -c \
+    'echo "$AML_LAUNCH_RUN_ID $MASTER_PORT" >"$W/step.$SLURM_STEP_ID.$RANK"; sleep 3' \
+    >"$W/step.$1.out" 2>&1
+  echo $? >"$W/step.$1.status"
+}
+step a &
+step b &
+wait
+EOF
+env BIN="$BIN" W="$W" MARK="aml-slurm-$$-steps" sbatch -N1 -n2 --overcommit -J aml-steps \
+  -o "$W/steps.out" "$W/steps.sh" >/dev/null
+for _ in $(seq 600); do [ -e "$W/step.a.status" ] && [ -e "$W/step.b.status" ] && break; sleep 0.1; done
+statuses=$(cat "$W/step.a.status" "$W/step.b.status" 2>/dev/null | tr '\n' ' ')
+check "two steps of one allocation at once: both finish 0 ($statuses)" [ "$statuses" = "0 0 " ] ||
+  cat "$W"/step.[ab].out
+check "two steps: each has its own run id (JOB.STEP) and workers' port, for both its ranks" python3 -c '
+import glob, os, sys
+steps = {}
+for path in glob.glob(sys.argv[1] + "/step.[0-9]*.[01]"):
+    _, step, rank = os.path.basename(path).split(".")
+    steps.setdefault(step, {})[rank] = open(path).read().split()
+assert len(steps) == 2 and all(sorted(r) == ["0", "1"] for r in steps.values()), steps
+for step, ranks in steps.items():
+    assert ranks["0"] == ranks["1"] and ranks["0"][0].endswith("." + step), steps
+ids = {r["0"][0] for r in steps.values()}
+ports = {r["0"][1] for r in steps.values()}
+assert len(ids) == 2 and len(ports) == 2, steps' "$W"
+check "two steps: nothing is left" [ "$(left steps)" = 0 ]
+
 # --- Munge: nothing configured but the cluster's munged, and only the job's user gets in.
 export AML_MUNGE_SOCKET="$D/munge.sock"
 modes=$(srun -N1 -n2 --overcommit "$BIN" --dry-run --format json -- true |

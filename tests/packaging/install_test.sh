@@ -31,6 +31,6 @@ check "a C program builds with pkg-config's flags" \
 out=$(env -i RANK=3 WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 "$WORK/consumer_rank" 2>&1)
 check "it reads the rank topology ($out)" grep -q "consumer_rank: rank 3 of 4, master 0" <<<"$out"
 check "bash completion is installed and completes flags" bash -c \
-  ". '$PREFIX/share/bash-completion/completions/aml-launch' && COMP_WORDS=(aml-launch --rdzv) && COMP_CWORD=1 &&
-   _aml_launch && [ \"\${COMPREPLY[*]}\" = '--rdzv-id --rdzv-timeout' ]"
+  "PATH='$PREFIX/bin':\$PATH; . '$PREFIX/share/bash-completion/completions/aml-launch' && COMP_WORDS=(aml-launch --rdzv-t) && COMP_CWORD=1 &&
+   _aml_launch && [ \"\${COMPREPLY[*]}\" = '--rdzv-timeout' ]"
 finish

@@ -312,7 +312,8 @@ std::vector<Case> cases() {
           {"SLURM_NODEID", "1"},
           {"SLURM_NTASKS_PER_NODE", "1"},
           {"SLURM_JOB_NODELIST", "a1,b2"}},
-         {"slurm", PP, 2, 1, 1, 2, 1, "a1", 15009}),
+         // Step 1 of job 9: the job's port moved on by 7919, its own.
+         {"slurm", PP, 2, 1, 1, 2, 1, "a1", 15000 + (9 + 7919) % 10000}),
       ok("Slurm one task per node, --nproc-per-node 4 spawns",
          slurm("1", "2", "0", "1", "1(x2)", "n[1-2]"), {"slurm", PN, 2, 1, 4, 8, 4, "n1", 18456},
          nproc(4)),

@@ -1,0 +1,75 @@
+#include "program_command.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "supervisor/spawn.hpp"
+
+namespace aml {
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+bool can_run(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+// Why the program gets Python, or "" when it runs as it is.
+std::string needs_python(const ProgramOptions& program) {
+  if (program.module) return "-m: " + program.words.front() + " is a Python module";
+  if (program.no_python || program.words.empty()) return "";
+  const std::string& first = program.words.front();
+  const bool script = first.ends_with(".py");
+  if (program.after_dashes) {
+    return script && is_file(first) && !can_run(first)
+               ? first + " is a Python script that cannot be run itself (not executable)"
+               : "";
+  }
+  if (script) return first + " is a Python script";
+  if (is_file(first) && !can_run(first)) {
+    return first + " is a file that cannot be run itself (not executable): a Python script";
+  }
+  return "";
+}
+
+Result<std::string> python_interpreter(const Env& env, const std::string& why) {
+  if (const std::string* chosen = find(env, "PYTHON_EXEC"); chosen && !chosen->empty()) {
+    auto found = find_program(*chosen);
+    if (!found) return invalid("PYTHON_EXEC", *chosen, "a Python interpreter that can run");
+    return *found;
+  }
+  for (const char* name : {"python3", "python"}) {
+    if (auto found = find_program(name)) return *found;
+  }
+  return missing("python3 or python on PATH",
+                 why +
+                     ", and aml-launch has no Python of its own: set PYTHON_EXEC to the "
+                     "interpreter, or give --no-python to run the program as it is");
+}
+
+}  // namespace
+
+Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env) {
+  ProgramCommand out;
+  if (program.words.empty()) return out;
+  const std::string why = needs_python(program);
+  if (why.empty()) {
+    out.argv = program.words;
+    out.about =
+        program.no_python ? "--no-python: the program runs as it is" : "the program runs as it is";
+    return out;
+  }
+  auto python = python_interpreter(env, why);
+  if (!python) return python.error();
+  out.interpreter = *python;
+  out.argv = {*python, "-u"};
+  if (program.module) out.argv.push_back("-m");
+  out.argv.insert(out.argv.end(), program.words.begin(), program.words.end());
+  out.about = why + ": it runs under " + *python +
+              " -u, as torchrun runs it (PYTHON_EXEC names another interpreter; "
+              "--no-python runs the program as it is)";
+  return out;
+}
+
+}  // namespace aml

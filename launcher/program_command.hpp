@@ -1,0 +1,25 @@
+// What each worker runs: the program after the flags, as torchrun runs it. A Python script (a
+// .py file, or a file that cannot be run itself) runs under Python with -u, -m a module; any
+// other program, --no-python, and a program after -- run as they are (after --, a .py file
+// that cannot be run itself still gets Python). aml-launch has no Python of its own: the
+// interpreter is PYTHON_EXEC (torchrun's variable), else python3, else python on PATH.
+#pragma once
+
+#include <aml/error.hpp>
+#include <string>
+#include <vector>
+
+#include "options.hpp"
+#include "topology/env.hpp"
+
+namespace aml {
+
+struct ProgramCommand {
+  std::vector<std::string> argv;  // empty: no program was given
+  std::string interpreter;        // the Python it runs under ("" when it runs as it is)
+  std::string about;              // for --dry-run: how it runs, why, and how to choose otherwise
+};
+
+Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env);
+
+}  // namespace aml
