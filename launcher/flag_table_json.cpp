@@ -1,5 +1,5 @@
-// aml-launch-flags: the flag table (flag_table.hpp) as JSON, for the docs' reference and the
-// torchrun migration page (scripts/make_flag_docs.py), so that they are made from the same
+// aml-launch-flags: the flag table (flag_table.hpp) as JSON, for the docs. reference and the
+// torchrun migration page (scripts/make_reference_docs.py), so that they are made from the same
 // table as --help, the completion and the man page. Not installed.
 #include <iostream>
 #include <nlohmann/json.hpp>

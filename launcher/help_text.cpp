@@ -26,8 +26,9 @@ Where the topology comes from (the first source present wins; flags override any
                   SLURM_NODEID SLURM_STEP_TASKS_PER_NODE SLURM_NTASKS_PER_NODE; master: first
                   host of SLURM_STEP_NODELIST / SLURM_JOB_NODELIST; port 15000 + job id % 10000
                   for step 0, each later step 7919 on (mod 10000); run id JOB.STEP
-   7 kubeflow     PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE PET_MASTER_ADDR PET_MASTER_PORT
-                  (the pod-level RANK and WORLD_SIZE are not read)
+   7 kubeflow     PET_NNODES PET_NODE_RANK PET_NPROC_PER_NODE PET_MASTER_ADDR PET_MASTER_PORT;
+                  an elasticPolicy's PET_RDZV_BACKEND PET_RDZV_ENDPOINT PET_RDZV_ID
+                  PET_RDZV_CONF PET_MAX_RESTARTS (the pod-level RANK and WORLD_SIZE are not read)
    8 torch-env    RANK WORLD_SIZE [LOCAL_RANK LOCAL_WORLD_SIZE NODE_RANK] MASTER_ADDR
                   MASTER_PORT (Azure ML PyTorch, any env:// launcher)
    9 torch-env    NODE_RANK MASTER_ADDR without RANK: one launcher per node; nodes = WORLD_SIZE
@@ -36,12 +37,19 @@ Where the topology comes from (the first source present wins; flags override any
   12 standalone   nothing above: one node, master 127.0.0.1, a free port
   Also read: CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES (--nproc-per-node auto, gpu),
   AZUREML_RUN_ID, SLURM_JOB_ID with SLURM_STEP_ID, LSB_JOBID, TRAINING_JOB_NAME (run id),
-  PYTHON_EXEC (the Python a script runs under), OMP_NUM_THREADS, MKL_NUM_THREADS,
-  UCX_NET_DEVICES, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, PYTHONUNBUFFERED (kept when set),
+  HOSTNAME (a Kubeflow pod's job, the id of an etcd job without one), SLURM_NPROCS (Slurm's
+  older SLURM_NTASKS), SLURM_CPU_BIND_TYPE (a task Slurm bound is left as it is),
+  PATH and PYTHON_EXEC (the program, and the Python a script runs under), OMP_NUM_THREADS,
+  MKL_NUM_THREADS, UCX_NET_DEVICES, NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, PYTHONUNBUFFERED
+  (kept when set),
   AML_LAUNCH_SECRET (the job's secret itself), AML_LAUNCH_ETCD_PASSWORD (etcd's user's
   password), AML_MUNGE_SOCKET (munged's socket), AML_LAUNCH_MACHINE_ROOT (a copy of /sys for
   --bind), and where a library opened at run time is: AML_MUNGE_LIBRARY, AML_TLS_LIBRARY,
   AML_HTTP2_LIBRARY, AML_MPI_LIBRARY, AML_NCCL_LIBRARY, AML_CUDA_DRIVER_LIBRARY.
+  aml::comm (in a program that links it, and in aml-preflight) reads AML_COMM_BACKEND (gloo,
+  mpi or nccl) and AML_COMM_TIMEOUT (seconds for the ranks to meet); aml-preflight also
+  AML_PREFLIGHT_MAX_BYTES (the largest allreduce) and AML_PREFLIGHT_FAULT (a fault the suite
+  injects).
 
 Launch: a node-level source spawns --nproc-per-node workers (auto: the visible GPUs, else 1).
 A process-level source runs the command once as that rank, unless --nproc-per-node (N, auto,

@@ -42,10 +42,11 @@ Result<std::string> python_interpreter(const Env& env, const std::string& why) {
   for (const char* name : {"python3", "python"}) {
     if (auto found = find_program(name)) return *found;
   }
-  return missing("python3 or python on PATH",
-                 why +
-                     ", and aml-launch has no Python of its own: set PYTHON_EXEC to the "
-                     "interpreter, or give --no-python to run the program as it is");
+  const std::string* path = find(env, "PATH");
+  return invalid("PATH", path ? *path : "",
+                 "python3 or python on it: " + why +
+                     ", and aml-launch has no Python of its own (set PYTHON_EXEC to the "
+                     "interpreter, or give --no-python to run the program as it is)");
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 #     one file a compile (no unity build: every file must stand on its own includes), then every
 #     test but those that load the rank library into python3 (an ASan library cannot be loaded
 #     there), the style check, the packaging tests (their consumer is built by gcc), the release
-#     tests and the container test (they test the release artifacts) and the client frameworks
-#     (they test the launcher's environment, not its memory safety)
+#     tests and the container test (they test the release artifacts), the client frameworks
+#     (they test the launcher's environment, not its memory safety) and the docs' tests (their
+#     Python loads the rank library)
 #  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
 #     (reported as skipped where there is no GPU), then every other test, the client frameworks
 #     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64)
@@ -102,7 +103,7 @@ beside "main build (gcc)" scripts/build.sh
 stage "sanitizer tests"
 # The elastic suite under etcd runs once, in the main stage: here etcd's code is covered by its
 # own suite (launcher.etcd_rendezvous) and the elastic suite on node 0's store.
-(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|elastic_etcd')
+(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd')
 
 stage "waiting for the main build"
 wait_for "main build (gcc)"

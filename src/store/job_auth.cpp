@@ -99,7 +99,11 @@ std::string JobAuth::description() const {
     case Source::none:
       break;
   }
-  return "no secret: anyone who reaches the store's address and knows the run id can join or "
+  // Under Slurm, why munge could not stand in (no libmunge in the image, no munged socket).
+  const std::string munge =
+      where_.empty() ? "" : " (under Slurm, munge could not be used: " + where_ + ")";
+  return "no secret" + munge +
+         ": anyone who reaches the store's address and knows the run id can join or "
          "stop this job; give every node the same --rdzv-secret-file FILE (or "
          "AML_LAUNCH_SECRET_FILE, AML_LAUNCH_SECRET) to admit only the job";
 }

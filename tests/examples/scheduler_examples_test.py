@@ -69,7 +69,8 @@ for file in sorted(os.listdir(f"{EXAMPLES}/azureml")):
     dist = job["distribution"]
     args = launcher_args(job["command"])
     nproc_flag = int(args[args.index("--nproc-per-node") + 1]) if "--nproc-per-node" in args else None
-    base = {"AZUREML_RUN_ID": "example_run"}
+    # The job files put the job's secret (from Key Vault) in AML_LAUNCH_SECRET first.
+    base = {"AZUREML_RUN_ID": "example_run", "AML_LAUNCH_SECRET": "0123456789abcdef-from-key-vault"}
     if dist["type"] == "pytorch":
         per_instance = dist["process_count_per_instance"]
         local = per_instance - 1  # the last process of node 1
@@ -97,6 +98,19 @@ for file in sorted(os.listdir(f"{EXAMPLES}/azureml")):
         check(f"azureml/{file}: TF_CONFIG worker 1 of {dist['worker_count']} is rank 1, worker 0 the master", ok,
               error or plan)
 
+# The environment the job files name: Azure ML builds it from the Dockerfile beside it.
+path = f"{EXAMPLES}/azureml/environment/environment.yml"
+loaded = subprocess.run(["python3", "-c", "import sys; from azure.ai.ml import load_environment; "
+                         "e = load_environment(sys.argv[1]); print(e.name)", path], capture_output=True, text=True)
+names = {yaml.safe_load(open(f"{EXAMPLES}/azureml/{f}"))["environment"].split(":")[1].split("@")[0]
+         for f in os.listdir(f"{EXAMPLES}/azureml") if f.endswith(".yml")}
+check("azureml/environment/environment.yml: azure-ai-ml load_environment accepts it, and it is the one "
+      f"every job file names ({names})", loaded.returncode == 0 and names == {loaded.stdout.strip()},
+      loaded.stderr.strip().splitlines()[-1:] if loaded.stderr else loaded.stdout)
+dockerfile = open(f"{EXAMPLES}/azureml/environment/Dockerfile").read()
+check("azureml/environment/Dockerfile installs aml-launch and get_secret.py's Key Vault client",
+      "aml-launch" in dockerfile and "azure-keyvault-secrets" in dockerfile and "azure-identity" in dockerfile)
+
 # --- Kubeflow PyTorchJob: one pod per node, the master pod is node 0.
 job = yaml.safe_load(open(f"{EXAMPLES}/kubeflow/pytorchjob.yaml"))
 specs = job["spec"]["pytorchReplicaSpecs"]
@@ -106,7 +120,7 @@ args = launcher_args(specs["Worker"]["template"]["spec"]["containers"][0]["comma
 master = f"{job['metadata']['name']}-master-0"
 env = {"PET_NNODES": str(nodes), "PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": str(nproc), "PET_MASTER_ADDR": master,
        "PET_MASTER_PORT": "23456", "MASTER_ADDR": master, "MASTER_PORT": "23456", "RANK": "1",
-       "WORLD_SIZE": str(nodes)}
+       "WORLD_SIZE": str(nodes), "AML_LAUNCH_SECRET": "0123456789abcdef-from-a-secret"}
 expect_plan(f"kubeflow/pytorchjob.yaml: worker pod 0 (node 1 of {nodes}) spawns ranks {nproc}..{2 * nproc - 1}",
             env, args, nodes, nproc, 1, master, list(range(nproc, 2 * nproc)), "per-node")
 
@@ -117,15 +131,38 @@ job = next(d for d in docs if d["kind"] == "PyTorchJob")
 policy = job["spec"]["elasticPolicy"]
 etcd_set = next(d for d in docs if d["kind"] == "StatefulSet")
 args = launcher_args(job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"])
+# The files rdzvConf names are the pod's mounted Secret: here, files of the same names.
+import tempfile
+mounted = tempfile.mkdtemp()
+conf = []
+for entry in policy["rdzvConf"]:
+    local = os.path.join(mounted, os.path.basename(entry["value"]))
+    open(local, "w").write("a PEM file\n")
+    conf.append(f"{entry['key']}={local}")
 env = {"PET_NNODES": f"{policy['minReplicas']}:{policy['maxReplicas']}", "PET_RDZV_BACKEND": policy["rdzvBackend"],
-       "PET_RDZV_ENDPOINT": f"{policy['rdzvHost']}:{policy['rdzvPort']}", "PET_RDZV_ID": job["metadata"]["name"],
-       "PET_MAX_RESTARTS": str(policy["maxRestarts"])}
+       "PET_RDZV_ENDPOINT": f"{policy['rdzvHost']}:{policy['rdzvPort']}", "PET_RDZV_ID": policy["rdzvId"],
+       "PET_RDZV_CONF": ",".join(conf), "PET_MAX_RESTARTS": str(policy["maxRestarts"]),
+       "AML_LAUNCH_SECRET": "0123456789abcdef-from-a-secret"}
 plan, error = dry_run(env, args)
+etcd_flags = etcd_set["spec"]["template"]["spec"]["containers"][0]["command"]
 ok = plan is not None and plan["rendezvous"] is not None and plan["rendezvous"]["backend"] == "etcd" and \
     plan["rendezvous"]["endpoints"] == ["etcd-client:2379"] and plan["elastic"]["serves_store"] is False and \
-    etcd_set["spec"]["replicas"] == 3
-check("kubeflow/elastic-pytorchjob-etcd.yaml: the rendezvous is the three-member etcd beside the job, "
-      "no pod serves it", ok, error or plan)
+    etcd_set["spec"]["replicas"] == 3 and plan["run_id"] == policy["rdzvId"] and \
+    "TLS" in (plan["rendezvous"]["access"] or "") and "--client-cert-auth" in etcd_flags
+check("kubeflow/elastic-pytorchjob-etcd.yaml: the rendezvous is the guarded three-member etcd beside the "
+      "job (TLS, client certificates), the job's id its rdzvId, no pod serves it", ok, error or plan)
+
+# --- Kubeflow Trainer v2 TrainJob on the torch-distributed runtime: PET_* on every node's pod.
+job = yaml.safe_load(open(f"{EXAMPLES}/kubeflow/trainjob.yaml"))
+trainer = job["spec"]["trainer"]
+nodes = trainer["numNodes"]
+args = launcher_args(trainer["command"])
+nproc = int(args[args.index("--nproc-per-node") + 1])
+master = f"{job['metadata']['name']}-node-0-0.{job['metadata']['name']}"
+env = {"PET_NNODES": str(nodes), "PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": str(nproc), "PET_MASTER_ADDR": master,
+       "PET_MASTER_PORT": "29400", "AML_LAUNCH_SECRET": "0123456789abcdef-from-a-secret"}
+expect_plan(f"kubeflow/trainjob.yaml: node 1 of {nodes} spawns ranks {nproc}..{2 * nproc - 1}", env, args, nodes,
+            nproc, 1, master, list(range(nproc, 2 * nproc)), "per-node")
 
 # --- Slurm batch script: one task per node, srun starts aml-launch on each.
 lines = open(f"{EXAMPLES}/slurm/train.sbatch").read().splitlines()

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# --help, the bash completion and the man page tell the same flags (all three come from
-# launcher/flag_table.cpp): every spelling --help lists is completed, with its values, and is in
-# the man page made from --help; the flags are read from --help here, so none can fall behind.
-# usage: flags_agree_test.sh AML_LAUNCH COMPLETION_FILE [MAN_PAGE]
+# --help, the bash completion, the flag reference and the man page tell the same flags (all come
+# from launcher/flag_table.cpp): every spelling --help lists is completed, with its values, and
+# is in docs/reference/flags.md and in the man page made from --help; the flags are read from
+# --help here, so none can fall behind.
+# usage: flags_agree_test.sh AML_LAUNCH COMPLETION_FILE FLAG_REFERENCE [MAN_PAGE]
 set -u
 BIN=$(realpath "$1")
 COMPLETION=$(realpath "$2")
-MAN=${3:-}
+REFERENCE=$(realpath "$3")
+MAN=${4:-}
 . "$(dirname "$0")/../blackbox/assert.sh"
 help=$("$BIN" --help)
 # The flag lines: two spaces, then the spellings ("--a, --b SHAPE").
@@ -33,6 +35,13 @@ check "--preflight=: its backends" [ "$(complete_word --preflight=)" = "--prefli
 check "an underscore asks for torchrun's spellings: --nproc_" [ "$(complete_word --nproc_)" = "--nproc_per_node" ]
 check "after the program, its own words are not aml-launch's flags" \
   bash -c '! grep -q -- "--nnodes" <<<"$1"' _ "$(complete_word --nnodes 2 train.py --nn)"
+unlisted=()
+for line in "${lines[@]}"; do
+  for spelling in $(grep -oE -- '(^|, )-[-a-zA-Z_]+' <<<"${line#  }" | sed 's/^, //'); do
+    grep -qF -- "\`$spelling" "$REFERENCE" || unlisted+=("$spelling")
+  done
+done
+check "docs/reference/flags.md names every spelling in --help (${unlisted[*]:-all})" [ ${#unlisted[@]} = 0 ]
 if [ -n "$MAN" ]; then
   absent=()
   for line in "${lines[@]}"; do
