@@ -25,6 +25,8 @@ set(GLOO_HAVE_TRANSPORT_TCP 1)
 configure_file(${_gloo}/gloo/config.h.in ${PROJECT_BINARY_DIR}/gloo-config/gloo/config.h)
 
 add_library(gloo STATIC ${_gloo_sources})
+# Another project's sources, not written to be compiled a few together: one at a time.
+set_target_properties(gloo PROPERTIES UNITY_BUILD OFF)
 target_include_directories(gloo SYSTEM PUBLIC ${PROJECT_BINARY_DIR}/gloo-config ${_gloo})
 target_compile_options(gloo PRIVATE -w)  # its warnings are not this project's
 set_target_properties(gloo PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)

@@ -21,6 +21,8 @@ if(AML_SODIUM_SOURCE_DIR)
   set(SODIUM_LIBRARY_MINIMAL_DEF "")
   configure_file(${_sodium}/include/sodium/version.h.in ${PROJECT_BINARY_DIR}/sodium-config/sodium/version.h @ONLY)
   add_library(sodium STATIC ${_sodium_sources})
+  # Another project's sources, not written to be compiled a few together: one at a time.
+  set_target_properties(sodium PROPERTIES UNITY_BUILD OFF)
   # sodium.h finds the generated sodium/version.h first; its "export.h" is in include/sodium.
   # Only the project's own code includes them: the package's users never do.
   target_include_directories(sodium SYSTEM PUBLIC $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/sodium-config>

@@ -112,7 +112,7 @@ export AML_RELEASE_BUILT_BY="$work/release"
 exec {release_lock}>"$AML_RELEASE_BUILT_BY.lock"
 flock "$release_lock"
 beside "release build (x86_64 and aarch64)" bash -c \
-  'scripts/release.sh build/dist >"$1.log" 2>&1; status=$?; echo $status >"$1"; exit $status' _ \
+  'scripts/release.sh build/dist 2>&1 | tee "$1.log"; status=${PIPESTATUS[0]}; echo $status >"$1"; exit $status' _ \
   "$AML_RELEASE_BUILT_BY"
 exec {release_lock}>&-  # the build holds it now, until it ends
 
