@@ -60,7 +60,10 @@ job() {
   node 0
   for _ in $(seq 200); do on 0 ss -ltn | grep -q ":$PORT " && break; sleep 0.02; done
   if [ "$tag" = hostile ]; then
-    on "$ATTACKER" nmap -Pn -sV -p "$PORT" "$MASTER" >"$WORK/nmap.out" 2>&1 &
+    # Its probes wait and retry past the flood's first burst of SYNs (2,200 at once), which can
+    # fill the listener's queue for a moment: a probe dropped then read as "filtered".
+    on "$ATTACKER" nmap -Pn -sV --min-rtt-timeout 250ms --max-retries 20 -p "$PORT" "$MASTER" \
+      >"$WORK/nmap.out" 2>&1 &
     nmap=$!
   fi
   sleep 2
