@@ -1,18 +1,35 @@
-// The rendezvous store alone, for benchmarks/store_rendezvous.py: serves until SIGTERM, then
-// prints the peak connection count and the server's memory per connection at that peak.
-//   usage: store_bench_server PORT TOKEN
+// The rendezvous store alone, for benchmarks/store_rendezvous.py (the launchers' door) and
+// benchmarks/torch_store.py (torch's door, the workers' store): serves until SIGTERM, then
+// prints the peak connection count, the server's memory per connection at that peak, and the
+// whole process's peak resident memory.
+//   usage: store_bench_server PORT TOKEN [torch]
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 
 #include "store/store_server.hpp"
 
 namespace {
 
 volatile sig_atomic_t stop = 0;
+
+long peak_resident_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word) {
+    if (word == "VmHWM:") {
+      long kib = 0;
+      status >> kib;
+      return kib;
+    }
+  }
+  return 0;
+}
 
 long resident_kib() {
   std::ifstream statm("/proc/self/statm");
@@ -24,10 +41,18 @@ long resident_kib() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) return 2;
+  if (argc != 3 && argc != 4) return 2;
   signal(SIGTERM, [](int) { stop = 1; });
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = limit.rlim_max;  // a descriptor a client
+  setrlimit(RLIMIT_NOFILE, &limit);
   aml::store::ServerOptions options;
   options.token = argv[2];
+  if (argc == 4 && std::string(argv[3]) == "torch") {
+    options.door = aml::store::Door::torch;
+    options.admitted = std::make_shared<aml::store::AdmittedHosts>();
+  }
   auto server = aml::store::StoreServer::listen("127.0.0.1", std::atoi(argv[1]), options);
   if (!server) {
     std::fprintf(stderr, "%s\n", server.error().message().c_str());
@@ -48,7 +73,9 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu\n",
-      peak, peak ? (peak_kib - idle_kib) * 1024 / static_cast<long>(peak) : 0, peak_bookkeeping);
+      "peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu "
+      "peak_rss_kib %ld\n",
+      peak, peak ? (peak_kib - idle_kib) * 1024 / static_cast<long>(peak) : 0, peak_bookkeeping,
+      peak_resident_kib());
   return 0;
 }

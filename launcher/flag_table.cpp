@@ -104,6 +104,13 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "Per-process launch (srun per task, mpirun per rank): each rank's launcher alone, without "
    "the others (no fail-fast across ranks; the workers keep the scheduler's MASTER_PORT)",
    T::none, "", ""},
+  {worker_store, "--worker-store", Takes::value, "launcher|torch", "AML_LAUNCH_WORKER_STORE",
+   true, "launcher",
+   "Who serves the workers' torch store at MASTER_ADDR:MASTER_PORT: launcher, node 0's "
+   "launcher, in torch's own protocol, open to the job's hosts alone, outliving any worker and "
+   "empty at each round (TORCHELASTIC_USE_AGENT_STORE=True); torch, rank 0's worker hosts "
+   "torch's own server, open to anyone who reaches it (TORCHELASTIC_USE_AGENT_STORE=False)",
+   T::none, "", "launcher torch"},
   {local_addr, "--local-addr --local_addr", Takes::value, "HOST", "", false, "",
    "torchrun's address of this node for the others; here the workers meet at node 0's "
    "address as the rendezvous names it",

@@ -32,6 +32,7 @@ enum class FlagId : std::uint8_t {
   admit_newcomers,
   run_id,
   no_group,
+  worker_store,
   local_addr,
   // Security.
   rdzv_secret_file,

@@ -12,6 +12,7 @@
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
 #include "hang_files.hpp"
+#include "local_worker_store.hpp"
 #include "node_group_setup.hpp"
 #include "options.hpp"
 #include "placement_setup.hpp"
@@ -234,6 +235,8 @@ int run(int argc, char** argv) {
     }
     group = std::move(*started);
   }
+  // One node alone: its workers' torch store, new at each round (DESIGN §3).
+  std::unique_ptr<StoreHost> local_worker_store;
   // The workers of one round of a phase ("run", or "preflight" before it) running `command`.
   auto round_of = [&](const std::string& phase, const std::vector<std::string>& command,
                       int restart_count) -> Result<RoundLaunch> {
@@ -275,6 +278,12 @@ int run(int argc, char** argv) {
           phase + " round " + std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
+    }
+    if (!group && plan.worker_store.by_launcher) {
+      local_worker_store.reset();  // the last round's, with its keys
+      auto served = serve_local_worker_store(plan.topology);
+      if (!served) return served.error();
+      local_worker_store = std::move(*served);
     }
     round_inputs.restart_count = launch.restarts_used;
     LaunchPlan round =

@@ -6,9 +6,11 @@
 #include <iostream>
 
 #include "etcd/etcd_access.hpp"
+#include "rendezvous_engine.hpp"
 #include "store/handshake.hpp"
 #include "store/munge_credential.hpp"
 #include "topology/rdzv_backend.hpp"
+#include "util/hex.hpp"
 
 namespace aml {
 namespace {
@@ -138,6 +140,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.self.version = AML_VERSION;
   group.self.max_restarts = options.max_restarts;
   group.self.tf_ports = inputs.tf_ports;
+  group.serve_workers_store = plan.worker_store.by_launcher;
   group.rdzv_timeout =
       std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
   group.node_timeout =
@@ -152,7 +155,9 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
     group.say = std::move(say);
     group.admit_at_once = options.admit_at_once;
   }
-  return NodeGroup::start(std::move(group));
+  auto engine = rendezvous_engine_for(group);
+  if (!engine) return engine.error();
+  return NodeGroup::start(std::move(group), std::move(*engine));
 }
 
 // What the rendezvous of one round settled, for the workers of that round.
@@ -162,7 +167,7 @@ void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs
   inputs.store_token = group.token();
   const StoreCredentials workers = group.worker_credentials();
   inputs.worker_auth = store::auth_kind_name(static_cast<store::AuthKind>(workers.kind));
-  inputs.worker_key_hex = store::to_hex(workers.key);
+  inputs.worker_key_hex = to_hex(workers.key);
   inputs.tf_workers.clear();
   if (inputs.tf_ports.empty()) return;
   for (const NodeInfo& node : agreed.nodes) {

@@ -89,6 +89,15 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   options.summary_file = line.value(summary_file);
   options.exec = line.has(exec);
   options.no_group = line.has(no_group);
+  if (line.has(worker_store)) {
+    const std::string& store = line.value(worker_store);
+    if (store != "launcher" && store != "torch") {
+      return invalid(flag_name(line, worker_store), store,
+                     "launcher (the launcher serves the workers' torch store) or torch (rank 0's "
+                     "worker does)");
+    }
+    options.torch_hosts_worker_store = store == "torch";
+  }
   options.virtual_local_rank = line.has(virtual_local_rank);
   if (line.has(role)) {
     if (line.value(role).empty()) return invalid(flag_name(line, role), "", "a role name");

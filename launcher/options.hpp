@@ -56,10 +56,11 @@ struct Options {
   std::string summary_file;
   bool exec = false;
   bool no_group = false;  // per-process: each rank's launcher alone (no store, no fail-fast)
-  bool virtual_local_rank = false;       // each worker sees its GPU alone, as device 0
-  std::optional<std::string> role;       // --role: the workers' ROLE_NAME
-  std::optional<std::string> preflight;  // --preflight[=backend]: gloo, mpi or nccl
-  double preflight_min_busbw = 0;        // GB/s; 0: no floor
+  bool torch_hosts_worker_store = false;  // --worker-store torch: rank 0's worker serves it
+  bool virtual_local_rank = false;        // each worker sees its GPU alone, as device 0
+  std::optional<std::string> role;        // --role: the workers' ROLE_NAME
+  std::optional<std::string> preflight;   // --preflight[=backend]: gloo, mpi or nccl
+  double preflight_min_busbw = 0;         // GB/s; 0: no floor
   Framework framework = Framework::pytorch;
   BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy

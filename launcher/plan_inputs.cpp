@@ -84,6 +84,22 @@ std::optional<Error> count_nproc_word(Options& options, const Env& env, const Ma
   return std::nullopt;
 }
 
+// Who serves the workers' torch store (DESIGN §3): a launcher that stays beside them and knows
+// the job's hosts; rank 0's worker where no such launcher is there, or where asked.
+WorkerStorePlan worker_store_for(const Options& options, const Topology& t) {
+  if (options.torch_hosts_worker_store) return {false, "--worker-store torch"};
+  if (options.exec) return {false, "--exec: no launcher stays beside the workers"};
+  if (joins_group(options, t)) {
+    return {true, t.launch == Launch::per_process
+                      ? "rank 0's launcher, open to the job's hosts alone, new at each round"
+                      : "node 0's launcher, open to the job's hosts alone, new at each round"};
+  }
+  if (t.launch == Launch::per_node || t.world_size == 1) {
+    return {true, "this launcher, open to this host alone, new at each round"};
+  }
+  return {false, "a per-process launch whose launchers do not meet: none of them serves it"};
+}
+
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,
                                  const RendezvousBackend& backend) {
@@ -96,6 +112,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   }
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);
+  inputs.worker_store = worker_store_for(options, topology);
   inputs.command = options.command;
   inputs.program = ProgramPlan{options.program_interpreter, options.program_about};
   inputs.term_timeout_seconds = options.term_timeout_seconds;

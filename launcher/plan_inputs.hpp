@@ -15,6 +15,9 @@ namespace aml {
 // use) into the overrides, so that a scheduler's one process per node starts that many.
 std::optional<Error> count_nproc_word(Options& options, const Env& env, const Machine& machine);
 
+// Who serves the workers' torch store at MASTER_ADDR:MASTER_PORT, and why (DESIGN §3).
+WorkerStorePlan worker_store_for(const Options& options, const Topology& t);
+
 // `backend`: the rendezvous backend asked for (rendezvous_backend_for).
 Result<PlanInputs> gather_inputs(const Options& options, const Topology& topology, const Env& env,
                                  const Machine& machine, const JobAuth& auth,

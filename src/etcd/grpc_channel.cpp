@@ -6,7 +6,7 @@
 
 #include "etcd/etcd_protobuf.hpp"
 #include "etcd/http2_abi.hpp"
-#include "store/handshake.hpp"
+#include "util/hex.hpp"
 #include "util/shared_library.hpp"
 
 namespace aml::etcd {
@@ -95,7 +95,7 @@ ssize_t read_request(h2::Session*, std::int32_t, std::uint8_t* buffer, std::size
 std::string percent_decoded(const std::string& text) {
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const std::string byte = text[i] == '%' ? store::from_hex(text.substr(i + 1, 2)) : "";
+    const std::string byte = text[i] == '%' ? from_hex(text.substr(i + 1, 2)) : "";
     if (byte.size() == 1) {
       out += byte;
       i += 2;

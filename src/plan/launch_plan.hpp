@@ -53,6 +53,12 @@ struct ProgramPlan {
   std::string about;        // how it runs and why
 };
 
+// Who serves the workers' torch store at MASTER_ADDR:MASTER_PORT (DESIGN §3).
+struct WorkerStorePlan {
+  bool by_launcher = true;  // node 0's launcher (one node: this one); false: rank 0's worker
+  std::string why;
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
@@ -63,6 +69,7 @@ struct LaunchPlan {
   // MASTER_PORT the workers' own process group uses; 0 until node 0 picks it at the
   // rendezvous of a multi-node job.
   int worker_master_port = 0;
+  WorkerStorePlan worker_store;
   std::string socket_ifname;  // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
   std::string socket_ifname_reason;
   std::vector<WorkerPlan> workers;
@@ -108,6 +115,7 @@ struct PlanInputs {
   // Multi-node, from the rendezvous: node 0 picked the workers' own MASTER_PORT (0: none
   // picked, the job's master port is used).
   int worker_master_port = 0;
+  WorkerStorePlan worker_store;
   std::string store_address;  // host:port of the job's store ("" when there is none)
   std::string store_token;
   std::optional<StoreAuthPlan> store_auth;

@@ -35,6 +35,9 @@ std::string plan_json(const LaunchPlan& plan) {
   out["worker_master_port"] = plan.worker_master_port != 0
                                   ? nlohmann::ordered_json(plan.worker_master_port)
                                   : nlohmann::ordered_json();
+  out["worker_store"] = {
+      {"served_by", plan.worker_store.by_launcher ? "aml-launch" : "rank 0's worker"},
+      {"reason", plan.worker_store.why}};
   out["run_id"] = plan.run_id;
   out["role"] = t.role;
   out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()

@@ -90,6 +90,9 @@ std::string plan_text(const LaunchPlan& plan) {
                                            : "picked by node 0 at the rendezvous; this port is the "
                                              "store's")));
   }
+  line(fmt::format("workers' store:  {} ({})",
+                   plan.worker_store.by_launcher ? "served by aml-launch" : "rank 0's worker",
+                   plan.worker_store.why));
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
   if (plan.rendezvous) {
     std::string where = plan.rendezvous->backend == "etcd" ? "etcd at " : "node 0's store";

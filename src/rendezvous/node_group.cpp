@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "etcd/etcd_rendezvous.hpp"
 #include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/store_rendezvous.hpp"
@@ -17,60 +16,9 @@ std::string NodeGroup::member_name(const NodeInfo& self) {
   return "the launcher on " + self.host + " (pid " + std::to_string(self.pid) + ")";
 }
 
-// Node 0's store: node 0 serves it (elastic: the node at the endpoint, or on one host the
-// first to take the port) and every node connects to it. etcd: every node holds a session.
-Result<NodeGroup::Dialer> NodeGroup::dialer_for(GroupOptions& options,
-                                                std::unique_ptr<StoreHost>& host) {
-  if (options.backend.kind == RendezvousBackend::Kind::etcd) {
-    etcd::SessionOptions session_options{options.backend.endpoints,
-                                         "/aml-launch/" + options.token + "/", options.node_timeout,
-                                         std::string(kJobEndKey), options.backend.access};
-    auto session = etcd::EtcdSession::start(session_options, options.rdzv_timeout);
-    if (!session) {
-      Error error = session.error();
-      error.expected += " (this node reaching the job's etcd within --rdzv-timeout " +
-                        seconds_text(options.rdzv_timeout) + ")";
-      return error;
-    }
-    return Dialer([session = *session](milliseconds) -> Result<std::unique_ptr<RendezvousClient>> {
-      return std::unique_ptr<RendezvousClient>(new etcd::EtcdRendezvous(session));
-    });
-  }
-  std::string dial = options.master_addr;
-  if (options.self.node_rank == 0) {
-    const std::string bind =
-        listen_address_for(options.master_addr, local_host(options.master_addr));
-    auto started = StoreHost::start(
-        bind, options.master_port, options.token, options.auth.server_auth(options.token),
-        "node 0 serves the rendezvous store on MASTER_PORT, so that port must be free there "
-        "(the workers get a port of their own)",
-        "aml-launch");
-    if (started) {
-      host = std::move(*started);
-      dial = bind == "0.0.0.0" ? "127.0.0.1" : bind;
-    } else if (options.elastic && is_loopback(options.master_addr)) {
-      // Several launchers of an elastic job on one host, meeting on loopback: the first to
-      // take the port serves the store, the others join it.
-      options.self.node_rank = -1;
-    } else {
-      return started.error();
-    }
-  }
-  return Dialer([dial, port = options.master_port, token = options.token, auth = options.auth,
-                 member = member_name(options.self)](
-                    milliseconds timeout) -> Result<std::unique_ptr<RendezvousClient>> {
-    auto client =
-        StoreClient::connect(dial, port, token, auth.launcher_credentials(token, member), timeout);
-    if (!client) return client.error();
-    return std::unique_ptr<RendezvousClient>(new StoreRendezvous(std::move(*client)));
-  });
-}
-
-Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
-  std::unique_ptr<StoreHost> host;
-  auto dial = dialer_for(options, host);
-  if (!dial) return dial.error();
-  auto control = (*dial)(options.rdzv_timeout);
+Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options, RendezvousEngine engine) {
+  std::unique_ptr<StoreHost> host = std::move(engine.host);
+  auto control = engine.dial(options.rdzv_timeout);
   if (!control) {
     Error error = control.error();
     error.expected +=
@@ -84,12 +32,8 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options) {
   }
   (*control)->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
   options.self.addr = host ? options.master_addr : (*control)->local_address();
-  return std::unique_ptr<NodeGroup>(
-      new NodeGroup(std::move(options), std::move(host), std::move(*control), std::move(*dial)));
-}
-
-bool NodeGroup::is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.starts_with("127.");
+  return std::unique_ptr<NodeGroup>(new NodeGroup(std::move(options), std::move(host),
+                                                  std::move(*control), std::move(engine.dial)));
 }
 
 NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,

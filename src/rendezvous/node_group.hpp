@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rendezvous/node_info.hpp"
+#include "rendezvous/rendezvous_backend.hpp"
 #include "rendezvous/rendezvous_client.hpp"
 #include "store/job_auth.hpp"
 #include "store/store_host.hpp"
@@ -43,6 +44,12 @@ struct GroupOptions {
   bool admit_at_once = false;  // a newcomer ends a round that has fewer than the most nodes
   // Elastic: what a launcher waiting for a round says on its stderr (a hot spare's wait).
   std::function<void(const std::string&)> say;
+  // Each round's node 0 serves its workers' store in torch's protocol (DESIGN §3), open to
+  // the job's hosts alone; false: rank 0's worker hosts torch's own (--worker-store torch).
+  bool serve_workers_store = true;
+  // Who may use it: this host, the addresses node 0's proven launchers came from, and every
+  // round's members (NodeGroup::start makes it).
+  std::shared_ptr<store::AdmittedHosts> admitted;
 };
 
 // Elastic: the job ended while this launcher waited for a round (a hot spare).
@@ -68,11 +75,29 @@ struct Agreement {
   std::vector<NodeInfo> nodes;
 };
 
+// A launcher of an elastic round, as the round's seats' record names it.
+struct SeatedLauncher {
+  std::string host;  // for people
+  long pid = 0;
+  std::string addr;  // as the others reach it: the workers' store admits its workers
+};
+
+// How a launcher reaches its job's rendezvous, made by the launcher for the backend it chose
+// (launcher/rendezvous_engine.cpp): a new connection on each call, and node 0's store where
+// this launcher serves it.
+struct RendezvousEngine {
+  using Dialer =
+      std::function<Result<std::unique_ptr<RendezvousClient>>(std::chrono::milliseconds)>;
+  Dialer dial;
+  std::unique_ptr<StoreHost> host;
+};
+
 class NodeGroup : public PeerLink {
  public:
-  // Node 0 starts serving the store; every node connects to it (waiting for node 0 to come
-  // up, within the rendezvous timeout).
-  static Result<std::unique_ptr<NodeGroup>> start(GroupOptions options);
+  // Connects to the rendezvous through `engine` (waiting for node 0 to come up, within the
+  // rendezvous timeout).
+  static Result<std::unique_ptr<NodeGroup>> start(GroupOptions options, RendezvousEngine engine);
+  static std::string member_name(const NodeInfo& self);  // who a launcher is, for a store's log
   ~NodeGroup() override;
 
   // Meets every other node for this round (0, then 1 after a restart, ...) of a phase ("run",
@@ -115,13 +140,9 @@ class NodeGroup : public PeerLink {
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
  private:
-  using Dialer =
-      std::function<Result<std::unique_ptr<RendezvousClient>>(std::chrono::milliseconds)>;
+  using Dialer = RendezvousEngine::Dialer;
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
             std::unique_ptr<RendezvousClient> control, Dialer dial);
-  static bool is_loopback(const std::string& host);
-  static std::string member_name(const NodeInfo& self);  // who a launcher is, for a store's log
-  static Result<Dialer> dialer_for(GroupOptions& options, std::unique_ptr<StoreHost>& host);
   std::string key(const std::string& name) const;  // this round's key
   // The key of a round being joined (its phase is join's).
   std::string round_key(int round, const std::string& name) const;
@@ -151,7 +172,7 @@ class NodeGroup : public PeerLink {
   // restarts used (a failed round counts one), and the launcher it lost (not waited for).
   struct LastRound {
     std::map<long, int> seats;
-    std::map<long, std::pair<std::string, long>> who;  // by launcher: its host, its pid
+    std::map<long, SeatedLauncher> who;  // by launcher
     int restarts_used = 0;
     std::optional<long> lost;
   };
@@ -233,6 +254,8 @@ class NodeGroup : public PeerLink {
   bool next_seat_due_ = false;         // etcd, elastic: watch_next_seat at the round's first tick
   std::string joining_phase_ = "run";  // join's phase, while it takes a seat
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
+  // This round's node 0: the workers' torch store, new each round (no key outlives a round).
+  std::unique_ptr<StoreHost> torch_store_;
   // etcd: to that store: one connection waits for a member's will, one holds this launcher's
   // own (a connection that waits takes no other request, so the will could not be taken back).
   std::optional<StoreClient> tripwire_;

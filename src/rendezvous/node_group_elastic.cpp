@@ -34,11 +34,11 @@ namespace {
 
 // "a, b, c and 2 more": the hosts of who came, for an error.
 std::string who_came(const std::vector<Candidate>& joined,
-                     const std::map<long, std::pair<std::string, long>>& who) {
+                     const std::map<long, SeatedLauncher>& who) {
   std::string text;
   for (std::size_t i = 0; i < joined.size() && i < 8; ++i) {
     auto found = who.find(joined[i].id);
-    text += (i ? ", " : "") + (found == who.end() ? std::string("?") : found->second.first);
+    text += (i ? ", " : "") + (found == who.end() ? std::string("?") : found->second.host);
   }
   if (joined.size() > 8) text += " and " + std::to_string(joined.size() - 8) + " more";
   return text;
@@ -68,7 +68,9 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
         const long id = seat[0].get<long>();
         last.seats[id] = seat[1].get<int>();
         if (seat.size() >= 4 && seat[2].is_string() && seat[3].is_number_integer()) {
-          last.who[id] = {seat[2].get<std::string>(), seat[3].get<long>()};
+          last.who[id] = {
+              seat[2].get<std::string>(), seat[3].get<long>(),
+              seat.size() >= 5 && seat[4].is_string() ? seat[4].get<std::string>() : std::string()};
         }
       }
     }
@@ -156,8 +158,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   auto last_arrival = start;
   std::vector<Candidate> joined = {{me, my_rank}};
   std::set<long> gone;
-  std::map<long, std::pair<std::string, long>> who = {
-      {me, {options_.self.host, options_.self.pid}}};
+  std::map<long, SeatedLauncher> who = {
+      {me, {options_.self.host, options_.self.pid, options_.self.addr}}};
   std::map<long, std::string> refused;  // by launcher: why
   // etcd: the last round's members, but the one it lost, are seated without their slots
   // (node_group_seat.cpp): nobody waits for a thousand looks after a loss. One that is gone
@@ -170,7 +172,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       seated_without_slot.insert(id);
       joined.push_back({id, rank});
       const auto known = last.who.find(id);
-      who[id] = known != last.who.end() ? known->second : std::pair<std::string, long>{"?", 0};
+      who[id] = known != last.who.end() ? known->second : SeatedLauncher{"?", 0, ""};
     }
   }
   std::int64_t seen = 0;
@@ -210,7 +212,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
             continue;
           }
         }
-        who[id] = {host, info ? info->pid : 0};
+        who[id] = {host, info ? info->pid : 0, info ? info->addr : std::string()};
         // The last round's seats say who had which rank; after node 0 came back (a new store
         // without them), the survivors say it themselves.
         const int rank = previous != last.seats.end() ? previous->second : resumed_ ? carried : -1;
@@ -285,7 +287,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     const long id = members.by_rank[static_cast<std::size_t>(rank)];
     seats[id] = rank;
     // With its host and launcher's pid: the round's node 0 names its members from it.
-    record["seats"].push_back({id, rank, who[id].first, who[id].second});
+    record["seats"].push_back({id, rank, who[id].host, who[id].pid, who[id].addr});
     if (id == me) continue;
     answers[id] =
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);

@@ -179,12 +179,24 @@ Result<bool> NodeGroup::all_exist(const std::string& name) {
   return true;
 }
 
-// Where this round's workers meet: their MASTER_PORT and, under etcd, the store node 0 serves
-// them.
+// Where this round's workers meet: their MASTER_PORT (torch's store, served here unless rank
+// 0's worker hosts it) and, under etcd, the store node 0 serves the rank library.
 Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
-  auto port = free_tcp_port();
-  if (!port) return port.error();
-  agreement.worker_master_port = *port;
+  torch_store_.reset();  // the last round's, with its keys
+  if (options_.serve_workers_store) {
+    for (const NodeInfo& node : agreement.nodes) options_.admitted->add(node.addr);
+    const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
+    auto started = StoreHost::start_workers_store(
+        bind, 0, options_.admitted, "this round's node 0 serves its workers' torch store",
+        "aml-launch");
+    if (!started) return started.error();
+    torch_store_ = std::move(*started);
+    agreement.worker_master_port = torch_store_->port();
+  } else {
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    agreement.worker_master_port = *port;
+  }
   if (on_etcd()) {
     auto store = serve_workers_store();
     if (!store) return store.error();

@@ -51,6 +51,10 @@ Result<Agreement> NodeGroup::said_at_once(Agreement ready, const std::string& sa
     member.node_rank = rank;
     member.host = seat[2].is_string() ? seat[2].get<std::string>() : "";
     member.pid = seat[3].is_number_integer() ? seat[3].get<long>() : 0;
+    if (seat.size() >= 5 && seat[4].is_string()) {
+      member.addr = seat[4].get<std::string>();
+      if (options_.serve_workers_store) options_.admitted->add(member.addr);
+    }
     seated_ids_[seat[0].get<long>()] = rank;
   }
   return ready;
@@ -99,7 +103,7 @@ Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& fr
         if (rank != 0) continue;
         node0 = id;
         const auto known = seated.who.find(id);
-        host = known != seated.who.end() ? known->second.first : "";
+        host = known != seated.who.end() ? known->second.host : "";
       }
       if (!node0) continue;
     }

@@ -1,4 +1,4 @@
-#include "rendezvous/rendezvous_client.hpp"
+#include "rendezvous/rendezvous_backend.hpp"
 
 namespace aml {
 

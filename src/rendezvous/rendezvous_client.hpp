@@ -14,8 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "etcd/etcd_access.hpp"
-
 namespace aml {
 
 // One of several operations sent together (RendezvousClient::batch).
@@ -161,19 +159,6 @@ class RendezvousClient {
   virtual void set_reply_timeout(std::chrono::milliseconds timeout) = 0;
   // This end's address: the address the others reach this node by.
   virtual std::string local_address() const = 0;
-};
-
-// Which rendezvous holds the job, for errors, --dry-run and the summary.
-struct RendezvousBackend {
-  enum class Kind { node0_store, etcd };
-  Kind kind = Kind::node0_store;
-  std::vector<std::string> endpoints;  // etcd: host:port of each member
-  etcd::Access access;                 // etcd: TLS and etcd's user, where required
-  std::string name() const { return kind == Kind::etcd ? "etcd" : "c10d"; }
-  // "node 0's store at a:29400" / "etcd at e1:2379,e2:2379".
-  std::string describe(const std::string& node0_address) const;
-  // What losing a node means for the job under this backend.
-  std::string loss_means() const;
 };
 
 }  // namespace aml

@@ -35,8 +35,4 @@ std::string mac(std::string_view key, std::string_view message);  // HMAC-SHA256
 // Constant time for equal lengths (a MAC's length is no secret).
 bool same_mac(std::string_view a, std::string_view b);
 
-std::string to_hex(std::string_view bytes);
-// The bytes of a hex string; empty where it is not one.
-std::string from_hex(std::string_view hex);
-
 }  // namespace aml::store

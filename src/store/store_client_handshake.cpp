@@ -10,6 +10,7 @@
 #include "store/munge_credential.hpp"
 #include "store/wire.hpp"
 #include "topology/worker_marker.hpp"
+#include "util/hex.hpp"
 
 namespace aml {
 
@@ -45,7 +46,7 @@ Result<StoreCredentials> StoreCredentials::from_environment() {
     return invalid(std::string(kStoreAuthVariable), kind, "none, key or munge");
   }
   credentials.kind = Kind::key;
-  credentials.key = store::from_hex(env_or_empty(kStoreKeyVariable));
+  credentials.key = from_hex(env_or_empty(kStoreKeyVariable));
   if (credentials.key.size() != store::kMacBytes) {
     return invalid(std::string(kStoreKeyVariable), "(not shown)",
                    "the 64 hex digits of the store key aml-launch gives its workers");

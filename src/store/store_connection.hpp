@@ -42,6 +42,14 @@ struct StoreServer::Connection {
   std::string watched_as;  // identify: the name silent() gives for it
   // Set (if absent) when the connection closes: key, value.
   std::optional<std::pair<std::string, std::string>> last_will;
+  // torch's door (store_server_torch.cpp): the bytes not yet taken, how it numbers its queries,
+  // whether it sent any, and the keys it watches (<= 2.0's callback connection).
+  bool torch = false;
+  std::string in;
+  std::size_t in_used = 0;
+  torch::Dialect dialect = torch::Dialect::legacy;
+  bool spoke = false;
+  std::vector<std::string> watching;
 
   explicit Connection(std::uint32_t max_frame) : decoder(max_frame) {}
 };

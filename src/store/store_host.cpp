@@ -31,10 +31,26 @@ Result<std::unique_ptr<StoreHost>> StoreHost::start(const std::string& bind_addr
                                                     const store::ServerAuth& auth,
                                                     const std::string& role,
                                                     const std::string& speaker) {
-  raise_descriptor_limit();
   store::ServerOptions options;
   options.token = token;
   options.auth = auth;
+  return start_with(bind_address, port, std::move(options), role, speaker);
+}
+
+Result<std::unique_ptr<StoreHost>> StoreHost::start_workers_store(
+    const std::string& bind_address, int port, std::shared_ptr<const store::AdmittedHosts> admitted,
+    const std::string& role, const std::string& speaker) {
+  store::ServerOptions options;
+  options.door = store::Door::torch;
+  options.admitted = std::move(admitted);
+  return start_with(bind_address, port, std::move(options), role, speaker);
+}
+
+Result<std::unique_ptr<StoreHost>> StoreHost::start_with(const std::string& bind_address, int port,
+                                                         store::ServerOptions options,
+                                                         const std::string& role,
+                                                         const std::string& speaker) {
+  raise_descriptor_limit();
   options.log = [speaker](const std::string& line) {
     // One write a line: it does not interleave with the main thread's console output.
     const std::string text = speaker + ": " + line + "\n";

@@ -23,6 +23,17 @@ class StoreHost {
                                                   const store::ServerAuth& auth,
                                                   const std::string& role,
                                                   const std::string& speaker);
+  // The workers' store (DESIGN §3): torch's protocol on bind_address:port (0: a free one),
+  // for connections from the `admitted` hosts alone.
+  static Result<std::unique_ptr<StoreHost>> start_workers_store(
+      const std::string& bind_address, int port,
+      std::shared_ptr<const store::AdmittedHosts> admitted, const std::string& role,
+      const std::string& speaker);
+  // Either door, as `options` has it.
+  static Result<std::unique_ptr<StoreHost>> start_with(const std::string& bind_address, int port,
+                                                       store::ServerOptions options,
+                                                       const std::string& role,
+                                                       const std::string& speaker);
   ~StoreHost();  // stops serving and joins the thread
 
   int port() const { return server_->port(); }

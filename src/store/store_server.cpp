@@ -179,7 +179,16 @@ void StoreServer::accept_all() {
       ::close(fd);
       continue;
     }
-    if (unproven_.size() >= options_.max_unproven) {
+    std::string peer = address_text(reinterpret_cast<const sockaddr*>(&from));
+    const bool torch = options_.door == Door::torch;
+    if (torch && options_.admitted && !options_.admitted->admits(peer)) {
+      // Not one of the job's hosts: closed before it can say a word.
+      ::close(fd);
+      refusals_.refused(peer, "not one of the job's hosts (the workers' store admits them alone)",
+                        Clock::now());
+      continue;
+    }
+    if (!torch && unproven_.size() >= options_.max_unproven) {
       evict_oldest_unproven("over " + std::to_string(options_.max_unproven) +
                             " connections that had not proven themselves: the oldest went");
     }
@@ -189,12 +198,14 @@ void StoreServer::accept_all() {
     c->id = next_id_++;
     c->fd.reset(fd);
     c->last_progress = c->accepted_at = Clock::now();
-    c->peer = address_text(reinterpret_cast<const sockaddr*>(&from));
+    c->peer = std::move(peer);
+    // torch's door admits by address: its connections are the job's from their accept.
+    c->torch = c->authenticated = torch;
     epoll_event event{};
     event.events = EPOLLIN;
     event.data.u64 = c->id;
     epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &event);
-    unproven_.insert(c->id);
+    if (!torch) unproven_.insert(c->id);
     connections_.emplace(c->id, std::move(c));
   }
 }
@@ -207,8 +218,16 @@ void StoreServer::on_readable(std::uint64_t id) {
   while (true) {
     ssize_t n = recv(c.fd.get(), buffer, sizeof(buffer), 0);
     if (n > 0) {
-      c.decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
       c.last_progress = Clock::now();
+      if (c.torch) {
+        c.in.append(buffer, static_cast<std::size_t>(n));
+        if (c.in.size() - c.in_used > options_.torch_limits.max_request + sizeof(buffer)) {
+          return close(id);  // more than one request's bounds before a whole one
+        }
+        if (static_cast<std::size_t>(n) < sizeof(buffer)) break;
+        continue;
+      }
+      c.decoder.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
       // Before it has proven itself a connection gets a handshake's worth of memory.
       if (!c.authenticated && c.decoder.buffered() > 2 * options_.max_unproven_frame) {
         return refuse(c, "sent more than a handshake before proving itself");
@@ -218,6 +237,11 @@ void StoreServer::on_readable(std::uint64_t id) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) break;
+    if (c.torch) {
+      // What it sent before it left is done (a SET and then exit is a common goodbye).
+      process_torch(c);
+      if (!connections_.count(id)) return;
+    }
     if (c.proving) {
       // It left at this store's proof: it checked it and found it wrong.
       refusals_.refused(c.peer, "it left at this store's proof (another job secret?)",
@@ -229,6 +253,7 @@ void StoreServer::on_readable(std::uint64_t id) {
 }
 
 void StoreServer::process_frames(Connection& c) {
+  if (c.torch) return process_torch(c);
   const std::uint64_t id = c.id;
   // A blocked client's further requests stay queued until its wait ends.
   while (!c.waiting && !c.close_after_send) {
@@ -275,8 +300,8 @@ void StoreServer::drop_stalled() {
   for (std::uint64_t id : late) refuse(*connections_.at(id), "no handshake within " + deadline);
   std::vector<std::uint64_t> stalled;
   for (const auto& [id, c] : connections_) {
-    if (c->authenticated && c->decoder.mid_frame() &&
-        now - c->last_progress >= options_.stall_timeout)
+    const bool mid_request = c->torch ? c->in.size() > c->in_used : c->decoder.mid_frame();
+    if (c->authenticated && mid_request && now - c->last_progress >= options_.stall_timeout)
       stalled.push_back(id);
   }
   for (std::uint64_t id : stalled) close(id);
@@ -338,6 +363,7 @@ void StoreServer::close(std::uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   if (it->second->waiting) forget_wait(*it->second);
+  if (!it->second->watching.empty()) forget_watches(*it->second);
   auto will = std::move(it->second->last_will);
   unproven_.erase(id);
   connections_.erase(it);

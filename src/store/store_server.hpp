@@ -1,6 +1,8 @@
 // The rendezvous store server (DESIGN §5): a TCP key-value store, single-threaded and event
 // driven. A client blocked in get or wait costs nothing while it waits: it sits in a waiter
-// registry that set and add wake, and in a deadline queue for its timeout.
+// registry that set and add wake, and in a deadline queue for its timeout. One key-value core
+// and one waiter registry behind either of two doors: the launchers' own protocol with its
+// handshake (wire.hpp), or torch's TCPStore protocol for the workers (torch_wire.hpp, DESIGN §3).
 #pragma once
 
 #include <sys/epoll.h>
@@ -9,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,8 +20,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/admitted_hosts.hpp"
 #include "store/handshake.hpp"
 #include "store/refusal_log.hpp"
+#include "store/torch_wire.hpp"
 #include "store/wire.hpp"
 #include "util/unique_fd.hpp"
 
@@ -31,7 +36,19 @@ struct ServerAuth {
   std::string worker_key;    // kind key: role_key(secret, job, worker)
 };
 
+// Which protocol a server's clients speak.
+enum class Door : std::uint8_t {
+  aml,    // the launchers' own (wire.hpp): every client proves itself in a handshake
+  torch,  // torch's TCPStore (torch_wire.hpp): the workers' own store calls, by address
+};
+
 struct ServerOptions {
+  Door door = Door::aml;
+  // torch's door: the job's hosts; a connection from anywhere else is closed at accept.
+  std::shared_ptr<const AdmittedHosts> admitted;
+  // aml's door: where each proven launcher's address goes (the workers' door admits it).
+  std::shared_ptr<AdmittedHosts> vouched;
+  torch::Limits torch_limits;
   std::string token;  // every client must present it in HELLO: the job's public id
   ServerAuth auth;
   Limits limits;
@@ -93,10 +110,19 @@ class StoreServer {
   void refuse(Connection& c, const std::string& why);
   void evict_oldest_unproven(const std::string& why);
   bool all_present(const std::vector<std::string>& keys) const;
-  void start_wait(Connection& c, const Request& r);
+  // store_server_torch.cpp: torch's door.
+  void process_torch(Connection& c);
+  void handle_torch(Connection& c, const torch::Request& r);
+  bool torch_set(Connection& c, const std::string& key, std::string value);
+  void notify_watchers(const std::string& key, torch::WatchReply change, std::string_view old,
+                       std::string_view now);
+  void forget_watches(Connection& c);
+  void start_wait(Connection& c, Opcode op, const std::vector<std::string>& keys,
+                  std::uint32_t timeout_ms);
   void finish_wait(Connection& c, Status status);
   void forget_wait(Connection& c);
-  void wake_waiters(const std::string& key);
+  // Every waiter on key whose keys are all there now; or the first (a queue's one new entry).
+  void wake_waiters(const std::string& key, bool just_one = false);
   void expire_deadlines();
   void drop_stalled();
   std::string values_frame(Status status, const std::vector<std::string>& keys) const;
@@ -113,6 +139,10 @@ class StoreServer {
   int port_;
   ServerOptions options_;
   std::unordered_map<std::string, std::string> data_;
+  // torch's door alone: its queues (a waiter sees a non-empty one as there) and <= 2.0's
+  // watches (key -> connections told of its changes).
+  std::unordered_map<std::string, std::deque<std::string>> queues_;
+  std::unordered_map<std::string, std::set<std::uint64_t>> watchers_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
   std::set<std::uint64_t> unproven_;  // by id, so by age: the oldest is the first
   RefusalLog refusals_;

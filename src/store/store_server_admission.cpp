@@ -116,6 +116,7 @@ void StoreServer::proven(Connection& c) {
   c.authenticated = true;
   c.decoder.set_max_frame(options_.limits.max_frame);
   unproven_.erase(c.id);
+  if (options_.vouched && c.role == Role::launcher) options_.vouched->add(c.peer);
   reply(c, status_ok());
 }
 

@@ -52,12 +52,12 @@ void StoreServer::handle(Connection& c, const Request& r) {
         return reply(c, w.finish());
       }
       if (r.timeout_ms == 0) return reply(c, status_frame(Status::timeout));
-      return start_wait(c, r);
+      return start_wait(c, r.op, r.keys, r.timeout_ms);
     case Opcode::get_all:
       if (all_present(r.keys) || r.timeout_ms == 0) {
         return reply(c, values_frame(all_present(r.keys) ? Status::ok : Status::timeout, r.keys));
       }
-      return start_wait(c, r);
+      return start_wait(c, r.op, r.keys, r.timeout_ms);
     case Opcode::add: {
       if (would_exceed(*key))
         return reply_error(c, "the store holds its maximum number of keys", false);
@@ -140,21 +140,25 @@ std::string StoreServer::silent_frame(std::chrono::milliseconds at_least) const 
 
 bool StoreServer::all_present(const std::vector<std::string>& keys) const {
   for (const std::string& k : keys) {
-    if (!data_.count(k)) return false;
+    if (data_.count(k)) continue;
+    // torch's: a waiter on a queue is woken by its first entry.
+    auto queue = queues_.find(k);
+    if (queue == queues_.end() || queue->second.empty()) return false;
   }
   return true;
 }
 
-void StoreServer::start_wait(Connection& c, const Request& r) {
+void StoreServer::start_wait(Connection& c, Opcode op, const std::vector<std::string>& keys,
+                             std::uint32_t timeout_ms) {
   c.waiting = true;
   ++c.wait_seq;
-  c.wait_op = r.op;
-  c.wait_keys = r.keys;
-  for (const std::string& k : r.keys) {
-    if (!data_.count(k)) waiters_[k][c.id] = c.wait_seq;
+  c.wait_op = op;
+  c.wait_keys = keys;
+  for (const std::string& k : keys) {
+    if (!all_present({k})) waiters_[k][c.id] = c.wait_seq;
   }
-  if (r.timeout_ms != kForever) {
-    c.deadline = deadlines_.emplace(Clock::now() + std::chrono::milliseconds(r.timeout_ms),
+  if (timeout_ms != kForever) {
+    c.deadline = deadlines_.emplace(Clock::now() + std::chrono::milliseconds(timeout_ms),
                                     std::make_pair(c.id, c.wait_seq));
   }
 }
@@ -177,7 +181,9 @@ void StoreServer::finish_wait(Connection& c, Status status) {
   forget_wait(c);
   c.waiting = false;
   std::string frame;
-  if (c.wait_op == Opcode::get_all) {
+  if (c.torch) {
+    torch::put_u8(frame, static_cast<std::uint8_t>(torch::WaitReply::stop_waiting));
+  } else if (c.wait_op == Opcode::get_all) {
     frame = values_frame(status, c.wait_keys);
   } else {
     FrameWriter w;
@@ -188,18 +194,29 @@ void StoreServer::finish_wait(Connection& c, Status status) {
   c.wait_keys.clear();
   const std::uint64_t id = c.id;
   reply(c, std::move(frame));
-  if (connections_.count(id)) process_frames(c);
+  // A torch connection's later requests were taken while it waited; an aml one's are queued.
+  if (connections_.count(id) && !c.torch) process_frames(c);
 }
 
-void StoreServer::wake_waiters(const std::string& key) {
+void StoreServer::wake_waiters(const std::string& key, bool just_one) {
   auto it = waiters_.find(key);
   if (it == waiters_.end()) return;
   auto waiting = std::move(it->second);
   waiters_.erase(it);
-  for (const auto& [id, seq] : waiting) {
-    auto c = connections_.find(id);
-    if (c == connections_.end() || !c->second->waiting || c->second->wait_seq != seq) continue;
-    if (all_present(c->second->wait_keys)) finish_wait(*c->second, Status::ok);
+  for (auto entry = waiting.begin(); entry != waiting.end(); ++entry) {
+    auto c = connections_.find(entry->first);
+    if (c == connections_.end() || !c->second->waiting || c->second->wait_seq != entry->second) {
+      continue;
+    }
+    if (!all_present(c->second->wait_keys)) continue;
+    finish_wait(*c->second, Status::ok);
+    if (just_one) {
+      // The others wait on for the queue's next entry.
+      for (auto rest = std::next(entry); rest != waiting.end(); ++rest) {
+        waiters_[key].insert(*rest);
+      }
+      return;
+    }
   }
 }
 

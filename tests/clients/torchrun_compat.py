@@ -9,8 +9,8 @@ line in the newer hyphen spelling runs under 1.13 with its underscore twin.
 
 Where aml-launch means to differ, the check says so: a run id of its own where torchrun's is
 "none" or a random one, 127.0.0.1 where torchrun names this host, a free port where torchrun
-picks one too, TORCHELASTIC_USE_AGENT_STORE=False under the static backend (rank 0's worker
-hosts torch's store). A failing rank: torchrun exits 1, aml-launch the rank's own status.
+picks one too, TORCHELASTIC_USE_AGENT_STORE=True (the launcher serves torch's store; torchrun
+1.13's c10d backend has rank 0's worker host it). A failing rank: torchrun exits 1, aml-launch the rank's own status.
 
 usage: torchrun_compat.py AML_LAUNCH     (run by /usr/bin/python3, where Debian's torch is)
 Ends with 'N passed, N failed'.
@@ -123,9 +123,9 @@ def compare(name, words, torch_words, aml, work, static=False, given_id=None, gi
                          f"(torchrun {te['TORCHELASTIC_RUN_ID']})")
         if not given_id and ae["TORCHELASTIC_RUN_ID"] in (None, "", "none"):
             wrong.append(f"TORCHELASTIC_RUN_ID={ae['TORCHELASTIC_RUN_ID']}: a run id of its own")
-        if not static and te["TORCHELASTIC_USE_AGENT_STORE"] != ae["TORCHELASTIC_USE_AGENT_STORE"]:
-            wrong.append(f"TORCHELASTIC_USE_AGENT_STORE={ae['TORCHELASTIC_USE_AGENT_STORE']} "
-                         f"(torchrun {te['TORCHELASTIC_USE_AGENT_STORE']})")
+        if ae["TORCHELASTIC_USE_AGENT_STORE"] != "True":
+            wrong.append(f"TORCHELASTIC_USE_AGENT_STORE={ae['TORCHELASTIC_USE_AGENT_STORE']}: "
+                         "every rank a client of the launcher's store")
     ports = {r["env"]["MASTER_PORT"] for r in a_ranks.values()}
     if len(ports) != 1:
         wrong.append(f"the ranks have different MASTER_PORTs {ports}")

@@ -9,6 +9,7 @@
 
 #include "store/handshake.hpp"
 #include "store_fixture.hpp"
+#include "util/hex.hpp"
 
 namespace aml {
 namespace {
@@ -54,7 +55,7 @@ class StoreAuthTest : public StoreServerFixture {
 
 TEST(Handshake, TheMacIsHmacSha256) {
   // RFC 4231, test case 2.
-  EXPECT_EQ(store::to_hex(store::mac("Jefe", "what do ya want for nothing?")),
+  EXPECT_EQ(to_hex(store::mac("Jefe", "what do ya want for nothing?")),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
 }
 
@@ -74,10 +75,9 @@ TEST(Handshake, KeysDifferByRoleAndJobAndProofsByWhoProves) {
 }
 
 TEST(Handshake, HexBothWays) {
-  EXPECT_EQ(store::from_hex(store::to_hex(std::string("\x00\xff\x10", 3))),
-            std::string("\x00\xff\x10", 3));
-  EXPECT_EQ(store::from_hex("abc"), "");  // odd length
-  EXPECT_EQ(store::from_hex("zz"), "");
+  EXPECT_EQ(from_hex(to_hex(std::string("\x00\xff\x10", 3))), std::string("\x00\xff\x10", 3));
+  EXPECT_EQ(from_hex("abc"), "");  // odd length
+  EXPECT_EQ(from_hex("zz"), "");
 }
 
 TEST_F(StoreAuthTest, TheJobsLaunchersAndWorkersAreAdmitted) {

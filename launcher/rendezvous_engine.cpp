@@ -1,0 +1,78 @@
+#include "rendezvous_engine.hpp"
+
+#include "etcd/etcd_rendezvous.hpp"
+#include "net/local_host.hpp"
+#include "rendezvous/group_timing.hpp"
+#include "rendezvous/store_rendezvous.hpp"
+
+namespace aml {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+Result<RendezvousEngine> etcd_engine(const GroupOptions& options) {
+  etcd::SessionOptions session_options{
+      options.backend.endpoints, "/aml-launch/" + options.token + "/", options.node_timeout,
+      std::string(group_timing::kJobEndKey), options.backend.access};
+  auto session = etcd::EtcdSession::start(session_options, options.rdzv_timeout);
+  if (!session) {
+    Error error = session.error();
+    error.expected += " (this node reaching the job's etcd within --rdzv-timeout " +
+                      group_timing::seconds_text(options.rdzv_timeout) + ")";
+    return error;
+  }
+  RendezvousEngine engine;
+  engine.dial = [session = *session](milliseconds) -> Result<std::unique_ptr<RendezvousClient>> {
+    return std::unique_ptr<RendezvousClient>(new etcd::EtcdRendezvous(session));
+  };
+  return engine;
+}
+
+}  // namespace
+
+// Node 0's store: node 0 serves it (elastic: the node at the endpoint, or on one host the
+// first to take the port) and every node connects to it. etcd: every node holds a session.
+Result<RendezvousEngine> rendezvous_engine_for(GroupOptions& options) {
+  if (!options.admitted) options.admitted = std::make_shared<store::AdmittedHosts>();
+  if (options.backend.kind == RendezvousBackend::Kind::etcd) return etcd_engine(options);
+  RendezvousEngine engine;
+  std::string dial = options.master_addr;
+  if (options.self.node_rank == 0) {
+    const std::string bind =
+        listen_address_for(options.master_addr, local_host(options.master_addr));
+    store::ServerOptions serving;
+    serving.token = options.token;
+    serving.auth = options.auth.server_auth(options.token);
+    serving.vouched = options.admitted;  // its proven launchers' hosts: the workers' too
+    auto started = StoreHost::start_with(
+        bind, options.master_port, std::move(serving),
+        "node 0 serves the rendezvous store on MASTER_PORT, so that port must be free there "
+        "(the workers get a port of their own)",
+        "aml-launch");
+    if (started) {
+      engine.host = std::move(*started);
+      dial = bind == "0.0.0.0" ? "127.0.0.1" : bind;
+    } else if (options.elastic && is_loopback(options.master_addr)) {
+      // Several launchers of an elastic job on one host, meeting on loopback: the first to
+      // take the port serves the store, the others join it.
+      options.self.node_rank = -1;
+    } else {
+      return started.error();
+    }
+  }
+  engine.dial = [dial, port = options.master_port, token = options.token, auth = options.auth,
+                 member = NodeGroup::member_name(options.self)](
+                    milliseconds timeout) -> Result<std::unique_ptr<RendezvousClient>> {
+    auto client =
+        StoreClient::connect(dial, port, token, auth.launcher_credentials(token, member), timeout);
+    if (!client) return client.error();
+    return std::unique_ptr<RendezvousClient>(new StoreRendezvous(std::move(*client)));
+  };
+  return engine;
+}
+
+}  // namespace aml

@@ -1,0 +1,38 @@
+# A torch job of the worker-store tests: gloo over env://, two all_reduces around a pause (the
+# stranger's window), rank 0's worker failing in round 0 when asked, a key of round 0 looked
+# for in round 1. Each rank says what it saw.
+import datetime
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
+rank = int(os.environ["RANK"])
+attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+t = torch.ones(1) * (rank + 1)
+dist.all_reduce(t)
+# The job's own store as a user's code reaches it: MASTER_ADDR:MASTER_PORT, not its master.
+store = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), None, False,
+                      datetime.timedelta(seconds=30))
+if attempt == 0:
+    store.add("from-round-0", 1)
+dist.barrier()
+stale = store.add("from-round-0", 0)  # 4 in round 0; 0 in a round that starts empty
+print(f"rank {rank} attempt {attempt} first sum {t.item()} stale {stale}", flush=True)
+if mode == "rank0-fails" and attempt == 0:
+    if rank == 0:
+        time.sleep(1)
+        os._exit(7)
+    # The others block on the store until the launcher stops them: rank 0's death is not theirs.
+    store.wait(["never"], datetime.timedelta(seconds=60))
+    print(f"rank {rank}: the wait ended", flush=True)
+    sys.exit(0)
+time.sleep(float(os.environ.get("PAUSE", "0")))
+t = torch.ones(1)
+dist.all_reduce(t)
+print(f"rank {rank} attempt {attempt} second sum {t.item()}", flush=True)
+dist.destroy_process_group()
