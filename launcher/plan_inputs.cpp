@@ -89,6 +89,7 @@ std::optional<Error> count_nproc_word(Options& options, const Env& env, const Ma
 WorkerStorePlan worker_store_for(const Options& options, const Topology& t) {
   if (options.torch_hosts_worker_store) return {false, "--worker-store torch"};
   if (options.exec) return {false, "--exec: no launcher stays beside the workers"};
+  if (t.source == "torchrun") return {false, "torchrun's, as it set it (its agent or rank 0)"};
   if (joins_group(options, t)) {
     return {true, t.launch == Launch::per_process
                       ? "rank 0's launcher, open to the job's hosts alone, new at each round"
@@ -127,6 +128,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     }
   }
   inputs.nccl_async_set = has(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING");
+  inputs.agent_store_set = has(env, "TORCHELASTIC_USE_AGENT_STORE");
   inputs.run_id = options.run_id;
   inputs.cpu_count = machine.cpu_count();
   inputs.omp_threads_set = has(env, "OMP_NUM_THREADS");

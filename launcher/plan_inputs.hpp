@@ -5,7 +5,7 @@
 
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
-#include "rendezvous/rendezvous_client.hpp"
+#include "rendezvous/rendezvous_backend.hpp"
 #include "store/job_auth.hpp"
 #include "topology/env.hpp"
 

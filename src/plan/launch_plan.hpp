@@ -90,11 +90,12 @@ struct PlanInputs {
   bool virtual_local_rank = false;  // each worker sees its GPU alone, as device 0
   // CUDA_VISIBLE_DEVICES as the launcher has it, entry by entry (empty: unset or not a list).
   std::vector<std::string> visible_devices;
-  bool nccl_async_set = false;  // TORCH_NCCL_ASYNC_ERROR_HANDLING already in the environment
-  std::string run_id;           // from --run-id, else the scheduler's, else generated
-  int free_port = 0;            // a free local port, used when the job names none
-  std::string route_ifname;     // the interface whose route reaches MASTER_ADDR
-  std::string route_reason;     // how it was found, or why none was
+  bool nccl_async_set = false;   // TORCH_NCCL_ASYNC_ERROR_HANDLING already in the environment
+  bool agent_store_set = false;  // TORCHELASTIC_USE_AGENT_STORE already (under torchrun)
+  std::string run_id;            // from --run-id, else the scheduler's, else generated
+  int free_port = 0;             // a free local port, used when the job names none
+  std::string route_ifname;      // the interface whose route reaches MASTER_ADDR
+  std::string route_reason;      // how it was found, or why none was
   int cpu_count = 1;
   int restart_count = 0;
   bool omp_threads_set = false;        // OMP_NUM_THREADS already in the environment

@@ -63,7 +63,11 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   set("TORCHELASTIC_MAX_RESTARTS", number(inputs.max_restarts));
   // True: every rank is a client of the store the launcher serves at MASTER_PORT, and rank 0
   // hosts none (torch's own switch, as torchrun >= 2.4 shares its agent's store).
-  set("TORCHELASTIC_USE_AGENT_STORE", plan.worker_store.by_launcher ? "True" : "False");
+  // Under torchrun (>= 2.4 shares its agent's store) its own word stands where no launcher here
+  // serves the store.
+  if (plan.worker_store.by_launcher || !inputs.agent_store_set) {
+    set("TORCHELASTIC_USE_AGENT_STORE", plan.worker_store.by_launcher ? "True" : "False");
+  }
   // torchrun sets it so that a failed NCCL collective ends the rank instead of hanging it.
   if (!inputs.nccl_async_set) set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   if (inputs.virtual_local_rank && rank >= 0) {
