@@ -93,8 +93,8 @@ TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS
 TORCHELASTIC_USE_AGENT_STORE (True: the launcher serves torch's store at MASTER_PORT; False
 with --worker-store torch, where rank 0's worker hosts it) and
 TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when unset,
-on several nodes AML_LAUNCH_STORE, AML_LAUNCH_STORE_TOKEN, AML_LAUNCH_STORE_AUTH and
-AML_LAUNCH_STORE_KEY (node 0's store; a key for workers, never the job's secret),
+AML_LAUNCH_STORE, AML_LAUNCH_STORE_TOKEN, AML_LAUNCH_STORE_AUTH and AML_LAUNCH_STORE_KEY (node
+0's store, or on one node this launcher's on loopback; a key for workers, never the job's secret),
 OMP_NUM_THREADS when unset (CPUs / local workers; with --bind the cores a rank has, and
 MKL_NUM_THREADS too), UCX_NET_DEVICES for an MPI job with --bind (the nearest RDMA device),
 PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME

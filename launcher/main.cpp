@@ -235,8 +235,8 @@ int run(int argc, char** argv) {
     }
     group = std::move(*started);
   }
-  // One node alone: its workers' torch store, new at each round (DESIGN §3).
-  std::unique_ptr<StoreHost> local_worker_store;
+  // One node alone: its workers' stores, new at each round (DESIGN §3).
+  LocalWorkerStores local_stores;
   // The workers of one round of a phase ("run", or "preflight" before it) running `command`.
   auto round_of = [&](const std::string& phase, const std::vector<std::string>& command,
                       int restart_count) -> Result<RoundLaunch> {
@@ -280,10 +280,10 @@ int run(int argc, char** argv) {
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }
     if (!group && plan.worker_store.by_launcher) {
-      local_worker_store.reset();  // the last round's, with its keys
-      auto served = serve_local_worker_store(plan.topology);
+      local_stores = {};  // the last round's, with their keys
+      auto served = serve_local_worker_stores(plan.topology, *inputs);
       if (!served) return served.error();
-      local_worker_store = std::move(*served);
+      local_stores = std::move(*served);
     }
     round_inputs.restart_count = launch.restarts_used;
     LaunchPlan round =

@@ -179,6 +179,16 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     if (!port) return port.error();
     inputs.free_port = *port;
   }
+  if (inputs.worker_store.by_launcher && !joins_group(options, topology)) {
+    // One node: torch's store takes MASTER_PORT, so the rank library (aml::comm, aml-preflight)
+    // meets at a store of this launcher's on loopback, as on several nodes at node 0's.
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    inputs.local_store_port = *port;
+    inputs.store_address = "127.0.0.1:" + std::to_string(*port);
+    inputs.store_token = "local-" + std::to_string(*port);
+    inputs.worker_auth = "none";
+  }
   if (options.framework == Framework::tensorflow && topology.launch == Launch::per_node) {
     // Ports on this node; on several nodes the rendezvous collects every node's.
     for (int i = 0; i < topology.nproc_per_node; ++i) {

@@ -118,6 +118,7 @@ struct PlanInputs {
   int worker_master_port = 0;
   WorkerStorePlan worker_store;
   std::string store_address;  // host:port of the job's store ("" when there is none)
+  int local_store_port = 0;   // one node: that store is this launcher's, on loopback
   std::string store_token;
   std::optional<StoreAuthPlan> store_auth;
   std::optional<RendezvousPlan> rendezvous;
