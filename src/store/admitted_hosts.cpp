@@ -45,9 +45,4 @@ bool AdmittedHosts::admits(const std::string& address) const {
   return addresses_.count(address) > 0;
 }
 
-std::size_t AdmittedHosts::size() const {
-  std::lock_guard lock(mutex_);
-  return addresses_.size();
-}
-
 }  // namespace aml::store

@@ -16,7 +16,6 @@ class AdmittedHosts {
   void add(const std::string& host);
   // Whether a connection from `address` (as accept gave it) is the job's.
   bool admits(const std::string& address) const;
-  std::size_t size() const;
 
  private:
   mutable std::mutex mutex_;

@@ -25,6 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import checks  # noqa: E402
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCHRUN = [sys.executable, os.path.join(HERE, "..", "..", "benchmarks", "torchrun_fixed.py")]
 RANK_VARIABLES = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK",
@@ -39,17 +43,6 @@ if os.environ.get("FAIL_RANK") == os.environ["RANK"]:
     sys.exit(3)
 """ % RANK_VARIABLES
 
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f": {detail}" if detail else ""))
 
 
 def reserve_port(held):
@@ -204,8 +197,7 @@ def main(argv):
               "rank 1" in a.stderr and "exit code 3" in a.stderr, a.stderr[-400:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not passed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -25,6 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import checks  # noqa: E402
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 MARKER = re.compile(r"^<!-- doc-test: (run|env [\w-]+|file \S+|cluster: .+) -->$")
@@ -33,18 +37,7 @@ COMMAND_LANGUAGES = {"sh", "bash", "console", "shell"}
 FILE_LANGUAGES = {"yaml", "yml", "dockerfile"}
 README_LIMIT = 12 * 1024
 
-passed = failed = 0
 cluster_only = []
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}" + (f": {detail}" if detail else ""))
 
 
 def markdown_files():
@@ -213,8 +206,7 @@ def main(argv):
     print(f"{len(cluster_only)} block(s) need a real cluster and are not run here:")
     for block in cluster_only:
         print(f"  {block}")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not passed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

@@ -17,15 +17,12 @@ import time
 
 import jsonschema
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import checks  # noqa: E402
+from checks import check  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    passed, failed = passed + bool(ok), failed + (not ok)
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"))
 
 
 def validator(name):
@@ -60,7 +57,7 @@ def main(argv):
             plans += 1
             if problems:
                 check(f"plan of {case['name']} follows dry-run.schema.json", False, problems)
-    check(f"{plans} --dry-run plans follow dry-run.schema.json", plans > 20 and failed == 0)
+    check(f"{plans} --dry-run plans follow dry-run.schema.json", plans > 20 and checks.failed == 0)
 
     summary_schema = validator("summary-file.schema.json")
     work = tempfile.mkdtemp()
@@ -86,8 +83,7 @@ def main(argv):
     document = json.load(open(path))
     check("--summary-file of a stop follows summary-file.schema.json, with its stop",
           not errors(summary_schema, document) and document["stopped"] is not None, errors(summary_schema, document))
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed or not passed else 0
+    return checks.finish()
 
 
 if __name__ == "__main__":

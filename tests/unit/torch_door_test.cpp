@@ -41,8 +41,8 @@ class TorchDoor : public ::testing::Test {
   void TearDown() override {
     for (int fd : fds_) close(fd);
   }
-  // A connection that has validated (torch >= 2.2).
-  int client() {
+  // A connection that has said nothing yet.
+  int connected() {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -50,6 +50,11 @@ class TorchDoor : public ::testing::Test {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
     fds_.push_back(fd);
+    return fd;
+  }
+  // A connection that has validated (torch >= 2.2).
+  int client() {
+    const int fd = connected();
     std::string hello = op(Op::validate);
     put_u32(hello, kValidateMagic);
     say(fd, hello);
@@ -124,13 +129,7 @@ TEST_F(TorchDoor, AQueuesEntryWakesOneWaiter) {
 
 TEST_F(TorchDoor, Torch20sWatchedKeyTellsItsCallbackConnectionOfEachChange) {
   // A legacy callback connection: WATCH_KEY 7 as its first request.
-  int watcher = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(host_->port()));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(connect(watcher, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  fds_.push_back(watcher);
+  const int watcher = connected();
   say(watcher, std::string(1, '\7') + str("/w"));
   EXPECT_EQ(hear(watcher, 1), std::string(1, '\3'));  // KEY_CALLBACK_REGISTERED
   const int setter = client();
