@@ -12,24 +12,12 @@
 #include <fstream>
 #include <string>
 
+#include "peak_memory.hpp"
 #include "store/store_server.hpp"
 
 namespace {
 
 volatile sig_atomic_t stop = 0;
-
-long peak_resident_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string word;
-  while (status >> word) {
-    if (word == "VmHWM:") {
-      long kib = 0;
-      status >> kib;
-      return kib;
-    }
-  }
-  return 0;
-}
 
 long resident_kib() {
   std::ifstream statm("/proc/self/statm");

@@ -3,9 +3,14 @@
 // epoll: the shape of init_process_group's start under TORCHELASTIC_USE_AGENT_STORE=True.
 // Each rank connects, rank 0 sets its key (Gloo's addresses, NCCL's unique id), every rank
 // adds itself to the barrier's count, the one that completes it sets "go", and every rank
-// waits for "go" and rank 0's key, then reads rank 0's key. Prints the seconds from the first
-// connect until the last rank has read it.
-//   usage: torch_door_clients PORT N   (its descriptor limit must allow N)
+// waits for "go" and rank 0's key, then reads rank 0's key. Prints when its first rank began to
+// connect and when its last rank had read it (seconds on the monotonic clock, so that the
+// slices of one job run by several processes can be put together).
+//   usage: torch_door_clients PORT N                  all N ranks at one store port
+//          torch_door_clients PORTS_FILE N FIRST COUNT PER_NODE
+//             ranks FIRST to FIRST+COUNT-1 of N, rank r at the (r / PER_NODE)-th port of the
+//             file (a node's relay)
+// (its descriptor limit must allow the ranks it runs)
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -50,21 +56,38 @@ const std::string kRank0Key = "/rank0", kArrived = "/arrived", kGo = "/go";
 
 }  // namespace
 
+double monotonic_seconds(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
 int main(int argc, char** argv) {
-  if (argc != 3) return 2;
-  const int port = std::atoi(argv[1]);
+  if (argc != 3 && argc != 6) return 2;
   const int n = std::atoi(argv[2]);
+  const int first = argc == 6 ? std::atoi(argv[3]) : 0;
+  const int count = argc == 6 ? std::atoi(argv[4]) : n;
+  const int per_node = argc == 6 ? std::atoi(argv[5]) : n;
+  std::vector<int> ports;
+  if (argc == 6) {
+    std::ifstream file(argv[1]);
+    for (int p; file >> p;) ports.push_back(p);
+    if (static_cast<long>(ports.size()) * per_node < n) {
+      std::fprintf(stderr, "%zu ports for %d ranks of %d a node\n", ports.size(), n, per_node);
+      return 1;
+    }
+  } else {
+    ports.push_back(std::atoi(argv[1]));
+  }
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
-  if (limit.rlim_max < static_cast<rlim_t>(n) + 64) {
-    std::fprintf(stderr, "%d ranks need %d descriptors; this process may have %lu\n", n, n + 64,
-                 static_cast<unsigned long>(limit.rlim_max));
+  if (limit.rlim_max < static_cast<rlim_t>(count) + 64) {
+    std::fprintf(stderr, "%d ranks need %d descriptors; this process may have %lu\n", count,
+                 count + 64, static_cast<unsigned long>(limit.rlim_max));
     return 1;
   }
   limit.rlim_cur = limit.rlim_max;
   setrlimit(RLIMIT_NOFILE, &limit);
   const int epoll = epoll_create1(0);
-  std::vector<Rank> ranks(static_cast<std::size_t>(n));
+  std::vector<Rank> ranks(static_cast<std::size_t>(count));
   const auto start = std::chrono::steady_clock::now();
   int done = 0, connected = 0;
   auto send_some = [&](int i) {
@@ -79,7 +102,7 @@ int main(int argc, char** argv) {
   constexpr int kInFlight = 2048;
   int opened = 0;
   auto open_more = [&] {
-    while (opened < n && opened - connected < kInFlight) {
+    while (opened < count && opened - connected < kInFlight) {
       const int i = opened++;
       Rank& r = ranks[static_cast<std::size_t>(i)];
       r.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -95,11 +118,12 @@ int main(int argc, char** argv) {
       // A source address of its own per 16,384 ranks: loopback's ports run out before that.
       sockaddr_in from{};
       from.sin_family = AF_INET;
-      from.sin_addr.s_addr = htonl(0x7f000002u + static_cast<std::uint32_t>(i / 16384));
+      from.sin_addr.s_addr = htonl(0x7f000002u + static_cast<std::uint32_t>((first + i) / 16384));
       bind(r.fd, reinterpret_cast<sockaddr*>(&from), sizeof(from));
       sockaddr_in to{};
       to.sin_family = AF_INET;
-      to.sin_port = htons(static_cast<std::uint16_t>(port));
+      to.sin_port = htons(
+          static_cast<std::uint16_t>(ports[static_cast<std::size_t>((first + i) / per_node)]));
       to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
       connect(r.fd, reinterpret_cast<sockaddr*>(&to), sizeof(to));
       epoll_event event{};
@@ -110,10 +134,10 @@ int main(int argc, char** argv) {
   };
   open_more();
   std::vector<epoll_event> events(4096);
-  while (done < n) {
+  while (done < count) {
     const int ready = epoll_wait(epoll, events.data(), static_cast<int>(events.size()), 60000);
     if (ready <= 0) {
-      std::fprintf(stderr, "stalled: %d of %d ranks done, %d connected\n", done, n, connected);
+      std::fprintf(stderr, "stalled: %d of %d ranks done, %d connected\n", done, count, connected);
       return 1;
     }
     for (int e = 0; e < ready; ++e) {
@@ -125,7 +149,7 @@ int main(int argc, char** argv) {
       }
       if (r.phase == Phase::connecting && (events[e].events & EPOLLOUT)) {
         ++connected;
-        if (i == 0) {
+        if (first + i == 0) {
           r.out += kSet;
           put_str(r.out, kRank0Key);
           put_str(r.out, std::string(128, 'u'));  // NCCL's unique id is 128 bytes
@@ -182,8 +206,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%.4f\n", seconds);
+  std::printf("%.6f %.6f\n", monotonic_seconds(start),
+              monotonic_seconds(std::chrono::steady_clock::now()));
   return 0;
 }

@@ -237,6 +237,8 @@ int run(int argc, char** argv) {
   }
   // One node alone: its workers' stores, new at each round (DESIGN §3).
   LocalWorkerStores local_stores;
+  // Every node's launcher but node 0's: its workers' way to node 0's store, new at each round.
+  std::unique_ptr<RelayHost> relay;
   // The workers of one round of a phase ("run", or "preflight" before it) running `command`.
   auto round_of = [&](const std::string& phase, const std::vector<std::string>& command,
                       int restart_count) -> Result<RoundLaunch> {
@@ -266,6 +268,15 @@ int run(int argc, char** argv) {
         const std::string members = rounds.began(*agreed, group->member() == 0);
         if (!members.empty()) say_after_workers(options, members);
       }
+      relay.reset();  // the last round's store is gone, and its trunk with it
+      if (relays_workers_store(plan, *inputs, round_topology)) {
+        auto started = RelayHost::start(round_topology.master_addr, agreed->worker_master_port,
+                                        "127.0.0.1", 0);
+        if (!started) return started.error();
+        relay = std::move(*started);
+        round_inputs.worker_master_addr = "127.0.0.1";
+        round_inputs.worker_master_port = relay->port();
+      }
       // One write, so that the lines of launchers sharing a console do not mix. Per process,
       // rank 0's alone: a thousand ranks on one srun console would say it a thousand times.
       const bool per_process = plan.topology.launch == Launch::per_process;
@@ -276,7 +287,11 @@ int run(int argc, char** argv) {
                        : "aml-launch: node " + std::to_string(node.node_rank) + " (" + node.host +
                              "): all " + std::to_string(agreed->node_count) + " nodes joined ") +
           phase + " round " + std::to_string(restart_count) +
-          ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) + "\n";
+          ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) +
+          (relay ? " (this node's workers reach it through this launcher, at 127.0.0.1:" +
+                       std::to_string(relay->port()) + ")"
+                 : "") +
+          "\n";
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }
     if (!group && plan.worker_store.by_launcher) {

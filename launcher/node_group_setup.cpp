@@ -176,4 +176,9 @@ void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs
   }
 }
 
+bool relays_workers_store(const LaunchPlan& plan, const PlanInputs& inputs, const Topology& round) {
+  return plan.worker_store.by_launcher && !inputs.per_process_group &&
+         round.launch == Launch::per_node && round.node_rank != 0;
+}
+
 }  // namespace aml

@@ -35,4 +35,8 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
 
 void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs);
 
+// Whether this node's workers reach the workers' store through this launcher's relay (DESIGN
+// §3): on every node of a per-node launch but this round's node 0, which serves the store.
+bool relays_workers_store(const LaunchPlan& plan, const PlanInputs& inputs, const Topology& round);
+
 }  // namespace aml

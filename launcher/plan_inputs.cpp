@@ -93,7 +93,9 @@ WorkerStorePlan worker_store_for(const Options& options, const Topology& t) {
   if (joins_group(options, t)) {
     return {true, t.launch == Launch::per_process
                       ? "rank 0's launcher, open to the job's hosts alone, new at each round"
-                      : "node 0's launcher, open to the job's hosts alone, new at each round"};
+                      : "node 0's launcher, open to the job's hosts alone, new at each round; "
+                        "the other nodes' workers reach it through their own launcher "
+                        "(MASTER_ADDR 127.0.0.1)"};
   }
   if (t.launch == Launch::per_node || t.world_size == 1) {
     return {true, "this launcher, open to this host alone, new at each round"};

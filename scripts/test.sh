@@ -140,7 +140,8 @@ fuzz_all() {
     fuzz fuzz_store_handshake tests/fuzz/handshake_corpus 50000 &&
     fuzz fuzz_tag_lines tests/fuzz/tag_corpus 2500000 &&
     fuzz fuzz_etcd_answers tests/fuzz/etcd_corpus 250000 &&
-    fuzz fuzz_torch_wire tests/fuzz/torch_corpus 400000
+    fuzz fuzz_torch_wire tests/fuzz/torch_corpus 400000 &&
+    fuzz fuzz_relay_wire tests/fuzz/relay_corpus 1500000
 }
 export -f fuzz fuzz_all
 beside "fuzzing" bash -c fuzz_all

@@ -19,6 +19,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
                             : meets_other_nodes            ? 0  // not known before the rendezvous
                                                            : plan.topology.master_port;
 
+  plan.worker_master_addr = inputs.worker_master_addr;
   plan.worker_store = inputs.worker_store;
 
   const bool want_ifname = topology.nnodes > 1 && !inputs.route_ifname.empty() &&

@@ -69,6 +69,9 @@ struct LaunchPlan {
   // MASTER_PORT the workers' own process group uses; 0 until node 0 picks it at the
   // rendezvous of a multi-node job.
   int worker_master_port = 0;
+  // Their MASTER_ADDR where it is not the job's: this node's relay to node 0's store
+  // ("127.0.0.1", DESIGN §3); "" elsewhere.
+  std::string worker_master_addr;
   WorkerStorePlan worker_store;
   std::string socket_ifname;  // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
   std::string socket_ifname_reason;
@@ -116,6 +119,7 @@ struct PlanInputs {
   // Multi-node, from the rendezvous: node 0 picked the workers' own MASTER_PORT (0: none
   // picked, the job's master port is used).
   int worker_master_port = 0;
+  std::string worker_master_addr;  // this node's relay, where the workers reach node 0's so
   WorkerStorePlan worker_store;
   std::string store_address;  // host:port of the job's store ("" when there is none)
   int local_store_port = 0;   // one node: that store is this launcher's, on loopback

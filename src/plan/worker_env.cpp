@@ -50,7 +50,14 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   // Under etcd the workers meet at each round's node 0, known only once a round gives it.
   const bool master_unknown =
       inputs.rendezvous && inputs.rendezvous->backend == "etcd" && inputs.store_address.empty();
-  if (!master_unknown) set("MASTER_ADDR", t.master_addr);
+  if (!plan.worker_master_addr.empty()) {
+    // This node's relay to node 0's store; node 0 itself stays reachable by name, for code
+    // that meets rank 0's node by a way of its own.
+    set("MASTER_ADDR", plan.worker_master_addr);
+    set("AML_LAUNCH_NODE0_ADDR", t.master_addr);
+  } else if (!master_unknown) {
+    set("MASTER_ADDR", t.master_addr);
+  }
   if (plan.worker_master_port != 0) set("MASTER_PORT", number(plan.worker_master_port));
   set(kWorkerMarker, "1");
   set(kSourceVariable, t.source);

@@ -11,6 +11,7 @@
 #include <memory>
 #include <utility>
 
+#include "store/dial.hpp"
 #include "store/wire.hpp"
 
 namespace aml {
@@ -54,44 +55,13 @@ bool recv_all(int fd, char* into, std::size_t size) {
   return true;
 }
 
-// A connected socket, or the reason none could be made within the timeout.
-Result<int> dial(const std::string& host, int port, std::chrono::milliseconds timeout) {
-  const std::string where = host + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    return store_error(where, std::string("a reachable store (") + gai_strerror(rc) + ")");
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string last_error = "no address";
-  // Node 0's store may not be up yet: keep trying until the deadline.
-  do {
-    for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-      int fd = socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd < 0) continue;
-      if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        return fd;
-      }
-      last_error = std::strerror(errno);
-      ::close(fd);
-    }
-    if (std::chrono::steady_clock::now() < deadline) usleep(20000);
-  } while (std::chrono::steady_clock::now() < deadline);
-  return store_error(where, "a store accepting connections (" + last_error + ")");
-}
-
 }  // namespace
 
 Result<StoreClient> StoreClient::connect(const std::string& host, int port,
                                          const std::string& token,
                                          const StoreCredentials& credentials,
                                          std::chrono::milliseconds timeout) {
-  auto fd = dial(host, port, timeout);
+  auto fd = store::dial(host, port, timeout);
   if (!fd) return fd.error();
   StoreClient client(*fd, host + ":" + std::to_string(port));
   auto shaken = client.handshake(token, credentials);

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,15 @@ struct StoreServer::Connection {
   torch::Dialect dialect = torch::Dialect::legacy;
   bool spoke = false;
   std::vector<std::string> watching;
+  // A node's relay (store_server_relay.cpp): its trunk carries the streams of that node's
+  // workers, each served as a connection of its own with no socket (stream -> its id).
+  bool trunk = false;
+  std::unordered_map<std::uint32_t, std::uint64_t> streams;
+  std::uint32_t last_stream = 0;  // streams are numbered up: a lower one is one that ended
+  bool flush_queued = false;      // its replies go out at the end of this turn of the loop
+  // A stream: the trunk it came on (0: a socket of its own) and its number there.
+  std::uint64_t trunk_id = 0;
+  std::uint32_t stream = 0;
 
   explicit Connection(std::uint32_t max_frame) : decoder(max_frame) {}
 };

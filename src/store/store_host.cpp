@@ -1,8 +1,6 @@
 #include "store/store_host.hpp"
 
-#include <signal.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +8,6 @@
 namespace aml {
 namespace {
 
-constexpr int kStorePriority = -10;  // nice value: well ahead of nice-0 workers, below -20
 constexpr rlim_t kWantedDescriptors = 65536;
 
 // A store takes a descriptor a connection: a thousand nodes, or a flood of strangers beside
@@ -65,26 +62,23 @@ Result<std::unique_ptr<StoreHost>> StoreHost::start_with(const std::string& bind
   return std::unique_ptr<StoreHost>(new StoreHost(std::move(*server)));
 }
 
-StoreHost::StoreHost(std::unique_ptr<store::StoreServer> server) : server_(std::move(server)) {
-  // Signals are the main thread's business (its signalfd): none may land here.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  thread_ = std::thread([this] {
-    // Every node's rendezvous and liveness go through this thread: it must not wait behind
-    // this node's own busy workers (data loaders at full CPU). Allowed only to root (and
-    // CAP_SYS_NICE): elsewhere it keeps the launcher's priority. The workers, started by
-    // the main thread, keep theirs.
-    // (The thread's id by system call: glibc has gettid() only since 2.30, releases need 2.17.)
-    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kStorePriority);
-    server_->run();
-  });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+StoreHost::StoreHost(std::unique_ptr<store::StoreServer> server)
+    : server_(std::move(server)),
+      thread_([server = server_.get()] { server->run(); },
+              [server = server_.get()] { server->stop(); }) {}
+
+StoreHost::~StoreHost() = default;
+
+Result<std::unique_ptr<RelayHost>> RelayHost::start(const std::string& store_host, int store_port,
+                                                    const std::string& listen_address, int port) {
+  auto relay = store::WorkerStoreRelay::open(store_host, store_port, listen_address, port);
+  if (!relay) return relay.error();
+  return std::unique_ptr<RelayHost>(new RelayHost(std::move(*relay)));
 }
 
-StoreHost::~StoreHost() {
-  server_->stop();
-  thread_.join();
+RelayHost::RelayHost(std::unique_ptr<store::WorkerStoreRelay> relay)
+    : relay_(std::move(relay)),
+      thread_([relay = relay_.get()] { relay->run(); }, [relay = relay_.get()] { relay->stop(); }) {
 }
 
 }  // namespace aml

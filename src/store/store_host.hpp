@@ -7,9 +7,10 @@
 #include <aml/error.hpp>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "store/service_thread.hpp"
 #include "store/store_server.hpp"
+#include "store/worker_store_relay.hpp"
 
 namespace aml {
 
@@ -42,7 +43,24 @@ class StoreHost {
   explicit StoreHost(std::unique_ptr<store::StoreServer> server);
 
   std::unique_ptr<store::StoreServer> server_;
-  std::thread thread_;
+  ServiceThread thread_;  // last: it stops before the server goes
+};
+
+// A node's relay to the workers' store at node 0 (store/worker_store_relay.hpp), served from a
+// thread of its own: every node's launcher but node 0's runs one for its workers.
+class RelayHost {
+ public:
+  // Carries the workers' store calls from listen_address:port (0: a free one) to
+  // store_host:store_port.
+  static Result<std::unique_ptr<RelayHost>> start(const std::string& store_host, int store_port,
+                                                  const std::string& listen_address, int port);
+  int port() const { return relay_->port(); }
+
+ private:
+  explicit RelayHost(std::unique_ptr<store::WorkerStoreRelay> relay);
+
+  std::unique_ptr<store::WorkerStoreRelay> relay_;
+  ServiceThread thread_;  // last: it stops before the relay goes
 };
 
 }  // namespace aml

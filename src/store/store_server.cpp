@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "net/address_text.hpp"
+#include "store/listen_socket.hpp"
 #include "store/store_connection.hpp"
 
 namespace aml::store {
@@ -30,23 +31,10 @@ Error socket_error(const std::string& what, const std::string& where) {
 
 Result<std::unique_ptr<StoreServer>> StoreServer::listen(const std::string& bind_address, int port,
                                                          ServerOptions options) {
+  auto listening = listen_tcp(bind_address, port, "store");
+  if (!listening) return listening.error();
+  UniqueFd listener = std::move(listening->fd);
   const std::string where = bind_address + ":" + std::to_string(port);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  if (inet_pton(AF_INET, bind_address.c_str(), &addr.sin_addr) != 1) {
-    return invalid("store address", bind_address, "an IPv4 address to listen on");
-  }
-  UniqueFd listener(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!listener) return socket_error("socket", where);
-  int one = 1;
-  setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return socket_error("bind", where);
-  }
-  if (::listen(listener.get(), SOMAXCONN) != 0) return socket_error("listen", where);
-  socklen_t length = sizeof(addr);
-  getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &length);
   UniqueFd epoll(epoll_create1(EPOLL_CLOEXEC));
   epoll_event event{};
   event.events = EPOLLIN;
@@ -57,7 +45,7 @@ Result<std::unique_ptr<StoreServer>> StoreServer::listen(const std::string& bind
   event.data.u64 = kWakeupKey;
   epoll_ctl(epoll.get(), EPOLL_CTL_ADD, wakeup.get(), &event);
   return std::unique_ptr<StoreServer>(new StoreServer(std::move(listener), std::move(epoll),
-                                                      std::move(wakeup), ntohs(addr.sin_port),
+                                                      std::move(wakeup), listening->port,
                                                       std::move(options)));
 }
 
@@ -107,6 +95,7 @@ void StoreServer::poll_once(int timeout_ms) {
   }
   handle_events(events, n);
   expire_deadlines();
+  flush_trunks();
   if (Clock::now() >= next_stall_check_) drop_stalled();
 }
 
@@ -221,7 +210,10 @@ void StoreServer::on_readable(std::uint64_t id) {
       c.last_progress = Clock::now();
       if (c.torch) {
         c.in.append(buffer, static_cast<std::size_t>(n));
-        if (c.in.size() - c.in_used > options_.torch_limits.max_request + sizeof(buffer)) {
+        if (c.trunk) {
+          process_trunk(c);  // a trunk's streams are bounded each, not the trunk
+          if (!connections_.count(id)) return;
+        } else if (c.in.size() - c.in_used > options_.torch_limits.max_request + sizeof(buffer)) {
           return close(id);  // more than one request's bounds before a whole one
         }
         if (static_cast<std::size_t>(n) < sizeof(buffer)) break;
@@ -312,6 +304,7 @@ void StoreServer::drop_stalled() {
 constexpr std::size_t kKeptOutput = 4096;
 
 void StoreServer::reply(Connection& c, std::string frame) {
+  if (c.trunk_id != 0) return reply_on_trunk(c, frame);
   if (c.out_offset == c.out.size()) {
     c.out.clear();
     c.out_offset = 0;
@@ -365,8 +358,14 @@ void StoreServer::close(std::uint64_t id) {
   if (it->second->waiting) forget_wait(*it->second);
   if (!it->second->watching.empty()) forget_watches(*it->second);
   auto will = std::move(it->second->last_will);
+  const std::uint64_t trunk_id = it->second->trunk_id;
+  const std::uint32_t stream = it->second->stream;
+  std::vector<std::uint64_t> riders;  // a trunk's streams go with it
+  for (const auto& [number, rider] : it->second->streams) riders.push_back(rider);
   unproven_.erase(id);
   connections_.erase(it);
+  if (trunk_id != 0) stream_closed(trunk_id, stream);
+  for (std::uint64_t rider : riders) close(rider);
   // Gone first: waking the waiters may close other connections, never this one again.
   if (will && !data_.count(will->first) && data_.size() < options_.limits.max_keys) {
     data_[will->first] = will->second;

@@ -2,7 +2,8 @@
 // driven. A client blocked in get or wait costs nothing while it waits: it sits in a waiter
 // registry that set and add wake, and in a deadline queue for its timeout. One key-value core
 // and one waiter registry behind either of two doors: the launchers' own protocol with its
-// handshake (wire.hpp), or torch's TCPStore protocol for the workers (torch_wire.hpp, DESIGN §3).
+// handshake (wire.hpp), or torch's TCPStore protocol for the workers (torch_wire.hpp, DESIGN §3),
+// from each worker itself or carried by its node's relay (relay_wire.hpp).
 #pragma once
 
 #include <sys/epoll.h>
@@ -117,6 +118,16 @@ class StoreServer {
   void notify_watchers(const std::string& key, torch::WatchReply change, std::string_view old,
                        std::string_view now);
   void forget_watches(Connection& c);
+  void compact_input(Connection& c);
+  // store_server_relay.cpp: a node's relay, its streams served as connections of their own.
+  bool speaks_relay(const Connection& c) const;
+  void process_trunk(Connection& c);
+  void stream_data(Connection& trunk, std::uint32_t stream, std::string_view data);
+  void stream_ended(Connection& trunk, std::uint32_t stream);
+  void stream_closed(std::uint64_t trunk_id, std::uint32_t stream);
+  void reply_on_trunk(Connection& s, std::string_view frame);
+  void queue_flush(Connection& trunk);
+  void flush_trunks();
   void start_wait(Connection& c, Opcode op, const std::vector<std::string>& keys,
                   std::uint32_t timeout_ms);
   void finish_wait(Connection& c, Status status);
@@ -145,6 +156,7 @@ class StoreServer {
   std::unordered_map<std::string, std::set<std::uint64_t>> watchers_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
   std::set<std::uint64_t> unproven_;  // by id, so by age: the oldest is the first
+  std::vector<std::uint64_t> trunks_to_flush_;
   RefusalLog refusals_;
   bool listener_paused_ =
       false;  // out of descriptors with nothing to evict: resumed by the next check

@@ -34,6 +34,7 @@ std::string bytes_reply(std::string_view v) {
 }  // namespace
 
 void StoreServer::process_torch(Connection& c) {
+  if (speaks_relay(c)) return process_trunk(c);
   const std::uint64_t id = c.id;
   // Unlike the launchers' protocol, a torch client's requests go on while it waits (CANCEL_WAIT
   // comes that way): each is taken as it comes.
@@ -51,6 +52,10 @@ void StoreServer::process_torch(Connection& c) {
     handle_torch(c, d.request);
     if (!connections_.count(id)) return;
   }
+  compact_input(c);
+}
+
+void StoreServer::compact_input(Connection& c) {
   if (c.in_used == c.in.size()) {
     c.in.clear();
     c.in_used = 0;

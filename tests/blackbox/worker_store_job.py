@@ -12,6 +12,7 @@ import torch.distributed as dist
 mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
 rank = int(os.environ["RANK"])
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+print(f"rank {rank} meets at {os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}", flush=True)
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
 t = torch.ones(1) * (rank + 1)
 dist.all_reduce(t)

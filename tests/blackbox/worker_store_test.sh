@@ -4,7 +4,9 @@
 # a two-node torch job (Debian's torch, gloo over env://, two workers a node) and, on the third
 # host, a stranger with torch's own TCPStore client at the workers' port: refused before it can
 # set or read a key, with a secret and without one; node 0 says so once; ss shows aml-launch,
-# not a worker, listening on that port; both nodes finish 0. Then rank 0's worker dies with
+# not a worker, listening on that port; node 1's workers reach it through their own launcher's
+# relay on 127.0.0.1, and node 0 sees one connection from node 1, not one a worker connection;
+# both nodes finish 0. Then rank 0's worker dies with
 # --max-restarts 1: the others wait on the store until the launcher stops them (no reset
 # connection), and round 1 starts with no key of round 0. --worker-store torch: rank 0's worker
 # hosts it again.
@@ -60,6 +62,16 @@ for secret in none file; do
   listener=$(on 0 ss -ltnpH "sport = :$port" 2>&1)
   check "secret $secret: aml-launch, not a worker, listens on the workers' MASTER_PORT $port ($listener)" \
     bash -c "grep -q 'aml-launch' <<<'$listener' && ! grep -q python <<<'$listener'"
+  relay=$(grep -o 'through this launcher, at 127.0.0.1:[0-9]*' "$WORK/$secret.1" | grep -o '[0-9]*$')
+  relay_listener=$(on 1 ss -ltnpH "sport = :${relay:-0}" 2>&1)
+  check "secret $secret: node 1's workers meet at its launcher's relay, 127.0.0.1:$relay ($relay_listener)" \
+    bash -c "[ -n '$relay' ] && grep -q 'aml-launch' <<<'$relay_listener' && [ \$(grep -c 'meets at 127.0.0.1:$relay' '$WORK/$secret.1') = 2 ]"
+  from_node1=$(on 0 ss -tnH state established "sport = :$port" | grep -c "$("$CLUSTER" addr 1):")
+  through=$(on 1 ss -tnH state established "dport = :${relay:-0}" | wc -l)
+  check "secret $secret: node 0 holds one connection from node 1 for its $through worker connections ($from_node1)" \
+    bash -c "[ $from_node1 = 1 ] && [ $through -ge 4 ]"
+  check "secret $secret: node 0's workers meet at node 0's own address" \
+    bash -c "[ \$(grep -c 'meets at $MASTER:$port' '$WORK/$secret.0') = 2 ]"
   out=$(stranger "$port")
   check "secret $secret: torch's own client on a third host is refused before it sets a key ($(tail -1 <<<"$out"))" \
     bash -c "! grep -q ADMITTED <<<'$out'"

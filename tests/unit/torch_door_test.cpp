@@ -1,34 +1,13 @@
 // The store's torch door (store_server_torch.cpp) with its own clients on raw sockets: what the
 // replays of torch's recordings do not reach. A bad client closes alone; a waiter costs the
 // others nothing; a queue's entry wakes one waiter; <= 2.0's watches; a goodbye SET is kept.
-#include <arpa/inet.h>
-#include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include "store/store_host.hpp"
-#include "store/torch_wire.hpp"
+#include "torch_raw_client.hpp"
 
 namespace aml {
 namespace {
 
-using namespace store::torch;
-
-std::string str(std::string_view s) {
-  std::string out;
-  put_bytes(out, s);
-  return out;
-}
-std::string u64(std::uint64_t v) {
-  std::string out;
-  put_i64(out, static_cast<std::int64_t>(v));
-  return out;
-}
-std::string op(Op o) {  // the validated numbering
-  return std::string(1, static_cast<char>(o));
-}
+using namespace torch_raw;
 
 class TorchDoor : public ::testing::Test {
  protected:
@@ -43,39 +22,16 @@ class TorchDoor : public ::testing::Test {
   }
   // A connection that has said nothing yet.
   int connected() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(host_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    const int fd = connect_to(host_->port());
+    EXPECT_GE(fd, 0);
     fds_.push_back(fd);
     return fd;
   }
   // A connection that has validated (torch >= 2.2).
   int client() {
     const int fd = connected();
-    std::string hello = op(Op::validate);
-    put_u32(hello, kValidateMagic);
-    say(fd, hello);
+    say(fd, validate());
     return fd;
-  }
-  static void say(int fd, const std::string& bytes) {
-    ASSERT_EQ(send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  // What arrives within `ms`, up to `want` bytes; "EOF" when the store closed the connection.
-  static std::string hear(int fd, std::size_t want, int ms = 2000) {
-    std::string got;
-    while (got.size() < want) {
-      pollfd p{fd, POLLIN, 0};
-      if (poll(&p, 1, ms) <= 0) break;
-      char buffer[4096];
-      ssize_t n = recv(fd, buffer, std::min(sizeof(buffer), want - got.size()), 0);
-      if (n <= 0) return got + "EOF";
-      got.append(buffer, static_cast<std::size_t>(n));
-    }
-    return got;
   }
   std::unique_ptr<StoreHost> host_;
   std::vector<int> fds_;

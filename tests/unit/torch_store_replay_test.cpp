@@ -24,6 +24,7 @@
 
 #include "store/store_host.hpp"
 #include "store/torch_wire.hpp"
+#include "torch_raw_client.hpp"
 
 namespace aml {
 namespace {
@@ -31,6 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using store::torch::Decoded;
 using store::torch::Op;
+using torch_raw::connect_to;
 
 std::string unhex(const std::string& hex) {
   std::string out;
@@ -105,19 +107,6 @@ class Counters {
   std::condition_variable changed_;
   std::map<std::string, std::int64_t> values_;
 };
-
-int connect_to(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Reads `want` bytes, or what came within the time.
 std::string read_bytes(int fd, std::size_t want, int timeout_ms) {
@@ -204,7 +193,10 @@ std::vector<std::string> replay(const fs::path& file, int port, Counters& counte
   return wrong;
 }
 
-void replay_workload(const std::string& version, const std::string& workload) {
+// Relayed: every connection goes through a node's relay (store/worker_store_relay.hpp), as a
+// worker on any node but node 0's does.
+void replay_workload(const std::string& version, const std::string& workload,
+                     bool relayed = false) {
   const fs::path folder = fs::path(AML_TORCH_STORE_FIXTURES) / version;
   std::vector<fs::path> connections;
   for (const auto& entry : fs::directory_iterator(folder)) {
@@ -217,11 +209,18 @@ void replay_workload(const std::string& version, const std::string& workload) {
   auto served = StoreHost::start_workers_store(
       "127.0.0.1", 0, std::make_shared<store::AdmittedHosts>(), "the replay's store", "test");
   ASSERT_TRUE(served.ok()) << served.error().message();
+  std::unique_ptr<RelayHost> relay;
+  if (relayed) {
+    auto started = RelayHost::start("127.0.0.1", (*served)->port(), "127.0.0.1", 0);
+    ASSERT_TRUE(started.ok()) << started.error().message();
+    relay = std::move(*started);
+  }
+  const int port = relayed ? relay->port() : (*served)->port();
   Counters counters;
   std::vector<std::vector<std::string>> wrong(connections.size());
   std::vector<std::thread> ranks;
   for (std::size_t i = 0; i < connections.size(); ++i) {
-    ranks.emplace_back([&, i] { wrong[i] = replay(connections[i], (*served)->port(), counters); });
+    ranks.emplace_back([&, i] { wrong[i] = replay(connections[i], port, counters); });
   }
   for (auto& rank : ranks) rank.join();
   for (const auto& lines : wrong) {
@@ -236,6 +235,19 @@ TEST(TorchStoreReplay, Torch113GlooTwoRanksWithTheirIdleConnections) {
   replay_workload("1.13.0", "gloo");
 }
 TEST(TorchStoreReplay, Torch113EveryCallOfTheStoreApi) { replay_workload("1.13.0", "api"); }
+TEST(TorchStoreReplay, Torch211GlooTwoRanksThroughARelay) {
+  replay_workload("2.11.0", "gloo", true);
+}
+TEST(TorchStoreReplay, Torch211NcclThroughARelay) { replay_workload("2.11.0", "nccl", true); }
+TEST(TorchStoreReplay, Torch211EveryCallOfTheStoreApiThroughARelay) {
+  replay_workload("2.11.0", "api", true);
+}
+TEST(TorchStoreReplay, Torch113GlooTwoRanksWithTheirIdleConnectionsThroughARelay) {
+  replay_workload("1.13.0", "gloo", true);
+}
+TEST(TorchStoreReplay, Torch113EveryCallOfTheStoreApiThroughARelay) {
+  replay_workload("1.13.0", "api", true);
+}
 
 }  // namespace
 }  // namespace aml

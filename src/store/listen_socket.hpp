@@ -1,0 +1,20 @@
+// A listening TCP socket for the store's servers (the store, a node's relay to the workers'
+// store): on an IPv4 address, non-blocking, at the port asked for or one the kernel picks.
+#pragma once
+
+#include <aml/error.hpp>
+#include <string>
+
+#include "util/unique_fd.hpp"
+
+namespace aml::store {
+
+struct ListeningSocket {
+  UniqueFd fd;
+  int port = 0;  // the one it listens at (the kernel's choice for port 0)
+};
+
+// `what` names the listener in an error ("store": "store bind=0.0.0.0:15028: ...").
+Result<ListeningSocket> listen_tcp(const std::string& address, int port, const std::string& what);
+
+}  // namespace aml::store
