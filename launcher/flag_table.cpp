@@ -200,9 +200,12 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    T::same, "", ""},
   {role, "--role", Takes::value, "NAME", "", false, "default", "The workers' ROLE_NAME",
    T::same, "", ""},
-  {framework, "--framework", Takes::value, "pytorch|tensorflow", "", false, "pytorch",
-   "tensorflow: also give each worker a TF_CONFIG naming every worker", T::none, "",
-   "pytorch tensorflow"},
+  {framework, "--framework", Takes::value, "pytorch|tensorflow|jax", "", false, "pytorch",
+   "tensorflow: also give each worker a TF_CONFIG naming every worker; jax: make "
+   "jax.distributed.initialize() with no arguments find the job (JAX_* variables, and "
+   "aml-launch's cluster environment first on PYTHONPATH); jax is the default under Kubeflow "
+   "Trainer's JAX runtime",
+   T::none, "", "pytorch tensorflow jax"},
 
   // Hangs.
   {hang_timeout, "--hang-timeout", Takes::value, "S|off", "AML_LAUNCH_HANG_TIMEOUT", true, "off",

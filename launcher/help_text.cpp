@@ -103,7 +103,12 @@ PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_S
 (the interface whose route reaches MASTER_ADDR) when unset, with --hang-timeout
 PYTHONFAULTHANDLER=1 and PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE,
 TORCH_NCCL_DUMP_ON_TIMEOUT, TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
-when unset, and with --framework tensorflow a TF_CONFIG naming every worker.
+when unset, with --framework tensorflow a TF_CONFIG naming every worker, and with
+--framework jax JAX_COORDINATOR_ADDRESS (process 0's coordinator, new at each round),
+JAX_COORDINATOR_BIND_ADDRESS (node 0's job address, not every interface), JAX_NUM_PROCESSES,
+JAX_PROCESS_ID, JAX_LOCAL_DEVICE_IDS (the worker's GPU, where there are GPUs) and PYTHONPATH
+led by aml-launch's cluster environment for JAX (a sitecustomize, written under TMPDIR, else
+/tmp, that runs the one it hides).
 
 Supervision: every worker runs in its own process group, its argv executed directly. Its
 stdout and stderr are relayed line by line (tagged when there are several local workers) and

@@ -12,7 +12,9 @@
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
 #include "hang_files.hpp"
+#include "jax_plugin.hpp"
 #include "local_worker_store.hpp"
+#include "net/local_host.hpp"
 #include "node_group_setup.hpp"
 #include "options.hpp"
 #include "placement_setup.hpp"
@@ -207,6 +209,11 @@ int run(int argc, char** argv) {
   // torchrun's flags that do something else here, or nothing: said once, before anything runs.
   for (const std::string& note : options.torchrun_notes)
     std::cerr << "aml-launch: " << note << "\n";
+  if (plan.jax) {
+    // The cluster environment the workers' Python runs first (their PYTHONPATH's sitecustomize).
+    auto written = write_jax_plugin();
+    if (!written) return fail(written.error());
+  }
   if (options.exec) return exec_command(plan, env);
   if (options.preflight && plan.topology.elastic) {
     return fail(invalid("--preflight", *options.preflight,
@@ -260,6 +267,12 @@ int run(int argc, char** argv) {
       apply_agreement(*agreed, *group, round_inputs);
       // Under etcd no node is node 0 for good: the workers meet at this round's.
       if (group->on_etcd()) round_topology.master_addr = group->node0_address();
+      if (round_inputs.jax) {
+        // Process 0 is on this round's node 0.
+        round_inputs.jax->coordinator_host = round_topology.master_addr;
+        round_inputs.jax->bind_host =
+            listen_address_for(round_topology.master_addr, local_host(round_topology.master_addr));
+      }
       if (round_topology.elastic) {
         // This round's place: the rendezvous gave the node rank and the node count.
         round_topology.node_rank = node.node_rank = agreed->node_rank;
@@ -291,6 +304,11 @@ int run(int argc, char** argv) {
           (relay ? " (this node's workers reach it through this launcher, at 127.0.0.1:" +
                        std::to_string(relay->port()) + ")"
                  : "") +
+          (round_inputs.jax
+               ? "; jax: process 0's coordinator at " + round_inputs.jax->coordinator_host + ":" +
+                     std::to_string(round_inputs.jax->coordinator_port) + " (listening on " +
+                     round_inputs.jax->bind_host + ")"
+               : "") +
           "\n";
       if (!per_process || group->member() == 0) say_after_workers(options, joined);
     }

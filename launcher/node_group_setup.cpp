@@ -141,6 +141,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.self.max_restarts = options.max_restarts;
   group.self.tf_ports = inputs.tf_ports;
   group.serve_workers_store = plan.worker_store.by_launcher;
+  group.jax_coordinator = plan.jax.has_value();
   group.rdzv_timeout =
       std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
   group.node_timeout =
@@ -163,6 +164,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
 // What the rendezvous of one round settled, for the workers of that round.
 void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs) {
   inputs.worker_master_port = agreed.worker_master_port;
+  if (inputs.jax) inputs.jax->coordinator_port = agreed.jax_coordinator_port;
   inputs.store_address = group.store_address();
   inputs.store_token = group.token();
   const StoreCredentials workers = group.worker_credentials();

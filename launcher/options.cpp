@@ -103,11 +103,14 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
     if (line.value(role).empty()) return invalid(flag_name(line, role), "", "a role name");
     options.role = line.value(role);
   }
+  options.framework_given = line.has(framework);
   const std::string framework_name = line.has(framework) ? line.value(framework) : "pytorch";
   if (framework_name == "tensorflow") {
     options.framework = Framework::tensorflow;
+  } else if (framework_name == "jax") {
+    options.framework = Framework::jax;
   } else if (framework_name != "pytorch") {
-    return invalid(flag_name(line, framework), framework_name, "pytorch or tensorflow");
+    return invalid(flag_name(line, framework), framework_name, "pytorch, tensorflow or jax");
   }
   return std::nullopt;
 }

@@ -15,7 +15,7 @@
 namespace aml {
 
 enum class OutputFormat { text, json };
-enum class Framework { pytorch, tensorflow };
+enum class Framework { pytorch, tensorflow, jax };
 
 // How the program after the flags is run (torchrun's rules: program_command.hpp).
 struct ProgramOptions {
@@ -62,6 +62,7 @@ struct Options {
   std::optional<std::string> preflight;   // --preflight[=backend]: gloo, mpi or nccl
   double preflight_min_busbw = 0;         // GB/s; 0: no floor
   Framework framework = Framework::pytorch;
+  bool framework_given = false;  // --framework on the command line (else a default may apply)
   BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy
   ProgramOptions program;

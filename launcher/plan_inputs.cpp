@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "hang_files.hpp"
+#include "jax_plugin.hpp"
 #include "net/free_port.hpp"
 #include "net/local_host.hpp"
 #include "net/route_interface.hpp"
@@ -190,6 +191,30 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     inputs.store_address = "127.0.0.1:" + std::to_string(*port);
     inputs.store_token = "local-" + std::to_string(*port);
     inputs.worker_auth = "none";
+  }
+  // Kubeflow Trainer's JAX runtime names JAX itself.
+  const bool jax_runtime =
+      !options.framework_given && topology.source == "kubeflow" && has(env, "JAX_NUM_PROCESSES");
+  if (options.framework == Framework::jax || jax_runtime) {
+    JaxPlan jax;
+    jax.why = options.framework_given ? "--framework jax" : "Kubeflow Trainer's JAX runtime";
+    jax.coordinator_host = topology.master_addr;
+    jax.bind_host = listen_address_for(topology.master_addr, local_host(topology.master_addr));
+    jax.plugin_dir = jax_plugin_dir();
+    if (const std::string* path = find(env, "PYTHONPATH")) jax.pythonpath = *path;
+    jax.gpus = !inputs.visible_devices.empty() ? static_cast<int>(inputs.visible_devices.size())
+               : machine.nvidia_device_count   ? machine.nvidia_device_count()
+                                               : 0;
+    if (topology.launch == Launch::per_process && !joins_group(options, topology)) {
+      // Each rank's launcher alone, meeting no other: the job's port, the same for all.
+      jax.coordinator_port = topology.master_port;
+    } else if (!joins_group(options, topology)) {
+      // One launcher is the whole job.
+      auto port = free_tcp_port();
+      if (!port) return port.error();
+      jax.coordinator_port = *port;
+    }  // else node 0 picks it at each round's rendezvous
+    inputs.jax = jax;
   }
   if (options.framework == Framework::tensorflow && topology.launch == Launch::per_node) {
     // Ports on this node; on several nodes the rendezvous collects every node's.

@@ -23,6 +23,11 @@ if ! python3 -c 'import shutil, sys; sys.exit(shutil.which("py-spy") is None)' 2
   echo "install-deps: installing py-spy (pip)"
   python3 -m pip install -q --root-user-action=ignore py-spy >/dev/null
 fi
+# JAX's CPU build (PyPI), for the JAX tests (its cross-process collectives run over Gloo).
+if ! python3 -c 'import jax' 2>/dev/null; then
+  echo "install-deps: installing jax[cpu] (pip)"
+  python3 -m pip install -q --root-user-action=ignore "jax[cpu]" >/dev/null
+fi
 # Zig's toolchain (PyPI), for the aarch64 test that compiles the tagging's unit tests for Arm
 # (the release's wheels get their own in pip's isolated build environment).
 if ! python3 -c 'import ziglang' 2>/dev/null; then

@@ -20,6 +20,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
                                                            : plan.topology.master_port;
 
   plan.worker_master_addr = inputs.worker_master_addr;
+  plan.jax = inputs.jax;
   plan.worker_store = inputs.worker_store;
 
   const bool want_ifname = topology.nnodes > 1 && !inputs.route_ifname.empty() &&

@@ -53,6 +53,18 @@ struct ProgramPlan {
   std::string about;        // how it runs and why
 };
 
+// --framework jax (DESIGN §3): how `jax.distributed.initialize()` with no arguments finds the
+// job: process 0's coordinator, and aml-launch's cluster environment on the PYTHONPATH.
+struct JaxPlan {
+  std::string why;               // "--framework jax", or the scheduler's JAX runtime
+  std::string coordinator_host;  // node 0's address (each round's node 0 under etcd)
+  int coordinator_port = 0;      // 0 until the rendezvous gives it (several nodes)
+  std::string bind_host;         // where process 0 listens: node 0's job address
+  std::string plugin_dir;        // first on the workers' PYTHONPATH
+  std::string pythonpath;        // the launcher's own PYTHONPATH, kept after it
+  int gpus = 0;                  // the GPUs this node's workers share (0: none)
+};
+
 // Who serves the workers' torch store at MASTER_ADDR:MASTER_PORT (DESIGN §3).
 struct WorkerStorePlan {
   bool by_launcher = true;  // node 0's launcher (one node: this one); false: rank 0's worker
@@ -73,6 +85,7 @@ struct LaunchPlan {
   // ("127.0.0.1", DESIGN §3); "" elsewhere.
   std::string worker_master_addr;
   WorkerStorePlan worker_store;
+  std::optional<JaxPlan> jax;
   std::string socket_ifname;  // NCCL/GLOO_SOCKET_IFNAME set for the workers ("" when not set)
   std::string socket_ifname_reason;
   std::vector<WorkerPlan> workers;
@@ -121,8 +134,9 @@ struct PlanInputs {
   int worker_master_port = 0;
   std::string worker_master_addr;  // this node's relay, where the workers reach node 0's so
   WorkerStorePlan worker_store;
-  std::string store_address;  // host:port of the job's store ("" when there is none)
-  int local_store_port = 0;   // one node: that store is this launcher's, on loopback
+  std::optional<JaxPlan> jax;  // --framework jax
+  std::string store_address;   // host:port of the job's store ("" when there is none)
+  int local_store_port = 0;    // one node: that store is this launcher's, on loopback
   std::string store_token;
   std::optional<StoreAuthPlan> store_auth;
   std::optional<RendezvousPlan> rendezvous;

@@ -38,6 +38,18 @@ std::string plan_json(const LaunchPlan& plan) {
   out["worker_store"] = {
       {"served_by", plan.worker_store.by_launcher ? "aml-launch" : "rank 0's worker"},
       {"reason", plan.worker_store.why}};
+  // null: not --framework jax. The coordinator's port is null until the rendezvous picks it.
+  out["jax"] =
+      plan.jax ? nlohmann::ordered_json{{"coordinator_host", plan.jax->coordinator_host},
+                                        {"coordinator_port",
+                                         plan.jax->coordinator_port != 0
+                                             ? nlohmann::ordered_json(plan.jax->coordinator_port)
+                                             : nlohmann::ordered_json()},
+                                        {"bind_host", plan.jax->bind_host},
+                                        {"cluster_environment",
+                                         plan.jax->plugin_dir + "/sitecustomize.py"},
+                                        {"reason", plan.jax->why}}
+               : nlohmann::ordered_json();
   out["run_id"] = plan.run_id;
   out["role"] = t.role;
   out["socket_ifname"] = plan.socket_ifname.empty() ? nlohmann::ordered_json()

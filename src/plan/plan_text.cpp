@@ -93,6 +93,15 @@ std::string plan_text(const LaunchPlan& plan) {
   line(fmt::format("workers' store:  {} ({})",
                    plan.worker_store.by_launcher ? "served by aml-launch" : "rank 0's worker",
                    plan.worker_store.why));
+  if (plan.jax) {
+    line(
+        fmt::format("jax:             jax.distributed.initialize() meets at {}:{} (process 0 "
+                    "listens on {}); cluster environment {}/sitecustomize.py ({})",
+                    plan.jax->coordinator_host,
+                    plan.jax->coordinator_port != 0 ? std::to_string(plan.jax->coordinator_port)
+                                                    : "(picked by node 0 at the rendezvous)",
+                    plan.jax->bind_host, plan.jax->plugin_dir, plan.jax->why));
+  }
   line(fmt::format("run id:          {}", plan.run_id.empty() ? "(none)" : plan.run_id));
   if (plan.rendezvous) {
     std::string where = plan.rendezvous->backend == "etcd" ? "etcd at " : "node 0's store";

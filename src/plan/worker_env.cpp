@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/jax_env.hpp"
 #include "plan/launch_plan.hpp"
 #include "topology/worker_marker.hpp"
 
@@ -75,6 +76,8 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
   if (plan.worker_store.by_launcher || !inputs.agent_store_set) {
     set("TORCHELASTIC_USE_AGENT_STORE", plan.worker_store.by_launcher ? "True" : "False");
   }
+  if (plan.jax && rank >= 0)
+    add_jax_env(*plan.jax, t, inputs.virtual_local_rank, rank, local_rank, env);
   // torchrun sets it so that a failed NCCL collective ends the rank instead of hanging it.
   if (!inputs.nccl_async_set) set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   if (inputs.virtual_local_rank && rank >= 0) {

@@ -47,6 +47,7 @@ struct GroupOptions {
   // Each round's node 0 serves its workers' store in torch's protocol (DESIGN §3), open to
   // the job's hosts alone; false: rank 0's worker hosts torch's own (--worker-store torch).
   bool serve_workers_store = true;
+  bool jax_coordinator = false;  // --framework jax: node 0 picks the coordinator's port
   // Who may use it: this host, the addresses node 0's proven launchers came from, and every
   // round's members (NodeGroup::start makes it).
   std::shared_ptr<store::AdmittedHosts> admitted;
@@ -66,8 +67,9 @@ struct Agreement {
   // job node 0's count; a round ended to admit newcomers is not one).
   int restarts_used = 0;
   std::optional<JobEnd> ended;
-  int worker_master_port = 0;  // picked by node 0: the workers' own MASTER_PORT
-  int worker_store_port = 0;   // etcd: the workers' store, served by this round's node 0
+  int worker_master_port = 0;    // picked by node 0: the workers' own MASTER_PORT
+  int jax_coordinator_port = 0;  // picked by node 0 (--framework jax): process 0's coordinator
+  int worker_store_port = 0;     // etcd: the workers' store, served by this round's node 0
   int node_count = 0;
   // By node rank: on node 0 every node; on the others only where they need them all (the
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made

@@ -197,6 +197,11 @@ Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
     if (!port) return port.error();
     agreement.worker_master_port = *port;
   }
+  if (options_.jax_coordinator) {
+    auto port = free_tcp_port();
+    if (!port) return port.error();
+    agreement.jax_coordinator_port = *port;
+  }
   if (on_etcd()) {
     auto store = serve_workers_store();
     if (!store) return store.error();
@@ -211,6 +216,7 @@ std::string NodeGroup::verdict_of(const Agreement& agreement, const std::string&
   verdict["error"] = error;
   verdict["worker_master_port"] = agreement.worker_master_port;
   verdict["worker_store_port"] = agreement.worker_store_port;
+  verdict["jax_coordinator_port"] = agreement.jax_coordinator_port;
   verdict["node_count"] = agreement.node_count;
   const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
                                       [](const NodeInfo& node) { return !node.tf_ports.empty(); });
@@ -304,6 +310,7 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
   agreement.round = round_;
   agreement.worker_master_port = verdict.value("worker_master_port", 0);
   agreement.worker_store_port = verdict.value("worker_store_port", 0);
+  agreement.jax_coordinator_port = verdict.value("jax_coordinator_port", 0);
   for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
     auto parsed = node_info_from_json(node.dump());
     if (!parsed) return invalid("rendezvous", node.dump(), "a node description from aml-launch");

@@ -1,5 +1,7 @@
-// Source 7: Kubeflow PyTorchJob / TrainJob (the PET_* variables torchrun reads in a pod).
-// There RANK is the pod index and WORLD_SIZE may count pods: they are never read here.
+// Source 7: Kubeflow PyTorchJob / TrainJob (the PET_* variables torchrun reads in a pod), and a
+// TrainJob of Kubeflow Trainer's JAX runtime (JAX_NUM_PROCESSES, JAX_PROCESS_ID and
+// JAX_COORDINATOR_ADDRESS, one JAX process a pod). There RANK is the pod index and WORLD_SIZE
+// may count pods: they are never read here.
 #include "topology/host_port.hpp"
 #include "topology/master.hpp"
 #include "topology/nproc.hpp"
@@ -10,7 +12,14 @@
 namespace aml {
 namespace {
 
-bool present(const Env& env) { return has(env, "PET_NNODES") || has(env, "PET_NODE_RANK"); }
+bool jax_runtime(const Env& env) {
+  return has(env, "JAX_NUM_PROCESSES") && has(env, "JAX_PROCESS_ID") &&
+         has(env, "JAX_COORDINATOR_ADDRESS");
+}
+
+bool present(const Env& env) {
+  return has(env, "PET_NNODES") || has(env, "PET_NODE_RANK") || jax_runtime(env);
+}
 
 // "N", or "min:max" for an elastic job (the training operator's elasticPolicy). --nnodes
 // replaces it (apply_launch_rule).
@@ -49,8 +58,39 @@ Result<int> read_nproc(const DetectContext& ctx) {
   return *n;
 }
 
+// The JAX runtime's pod: a node of JAX_NUM_PROCESSES, whose launchers meet at the coordinator's
+// address (its port is the job's service's; the workers' coordinator gets a port of its own).
+Result<Detected> read_jax_runtime(const DetectContext& ctx) {
+  const Env& env = ctx.env;
+  auto nnodes = parse_number("JAX_NUM_PROCESSES", *find(env, "JAX_NUM_PROCESSES"), 1, kMaxCount);
+  if (!nnodes) return nnodes.error();
+  auto node_rank = parse_number("JAX_PROCESS_ID", *find(env, "JAX_PROCESS_ID"), 0, kMaxCount);
+  if (!node_rank) return node_rank.error();
+  if (*node_rank >= *nnodes) {
+    return invalid("JAX_PROCESS_ID", std::to_string(*node_rank),
+                   "a process id below JAX_NUM_PROCESSES " + std::to_string(*nnodes));
+  }
+  auto coordinator =
+      split_host_port("JAX_COORDINATOR_ADDRESS", *find(env, "JAX_COORDINATOR_ADDRESS"));
+  if (!coordinator) return coordinator.error();
+  Topology t;
+  t.source = "kubeflow";
+  t.launch = Launch::per_node;
+  t.nnodes = *nnodes;
+  t.node_rank = *node_rank;
+  t.master_addr = coordinator->host;
+  t.master_port = coordinator->port.value_or(kTorchDefaultPort);
+  t.nproc_per_node = auto_nproc_per_node(env, ctx.machine).count;
+  t.world_size = t.nnodes * t.nproc_per_node;
+  t.reason =
+      "JAX_NUM_PROCESSES / JAX_PROCESS_ID / JAX_COORDINATOR_ADDRESS are set: a Kubeflow TrainJob "
+      "pod of the JAX runtime, a node each";
+  return Detected{std::move(t), "JAX_COORDINATOR_ADDRESS"};
+}
+
 Result<Detected> read(const DetectContext& ctx) {
   const Env& env = ctx.env;
+  if (!has(env, "PET_NNODES") && !has(env, "PET_NODE_RANK")) return read_jax_runtime(ctx);
   auto nnodes = read_nnodes(ctx);
   if (!nnodes) return nnodes.error();
   auto node_rank = optional_number(env, "PET_NODE_RANK", 0, kMaxCount);

@@ -225,6 +225,22 @@ ports = {r["0"][1] for r in steps.values()}
 assert len(ids) == 2 and len(ports) == 2, steps' "$W"
 check "two steps: nothing is left" [ "$(left steps)" = 0 ]
 
+# --- JAX (--framework jax): jax.distributed.initialize() with no arguments sees the launcher's
+# workers, not Slurm's tasks (JAX's own Slurm detection would give both workers of one task
+# process 0 of 1), per node and per task.
+jax_job="$(dirname "$0")/../blackbox/jax_job.py"
+jax_py=$(command -v python3)
+out=$(env MARK="aml-slurm-$$-jax" srun -N1 -n1 -J aml-jax "$BIN" --framework jax --nproc-per-node 2 \
+  -- "$jax_py" "$jax_job" 2>&1)
+check "JAX per node (srun -n 1, --nproc-per-node 2): processes 0 and 1 of 2, psum 3 on both" bash -c \
+  '[ $(grep -c "jax process [01] of 2 rank [01]" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' _ "$out" ||
+  echo "$out"
+out=$(env MARK="aml-slurm-$$-jax" srun -N1 -n2 --overcommit -J aml-jax "$BIN" --framework jax \
+  -- "$jax_py" "$jax_job" 2>&1)
+check "JAX per task (srun -n 2): processes 0 and 1 of 2, psum 3 on both" bash -c \
+  '[ $(grep -c "jax process [01] of 2 rank [01]" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' _ "$out" ||
+  echo "$out"
+
 # --- Munge: nothing configured but the cluster's munged, and only the job's user gets in.
 export AML_MUNGE_SOCKET="$D/munge.sock"
 modes=$(srun -N1 -n2 --overcommit "$BIN" --dry-run --format json -- true |

@@ -94,11 +94,26 @@ def check_links(path):
     check(f"{os.path.relpath(path, ROOT)}: every link resolves", not bad, ", ".join(bad))
 
 
+def pip_python_dir():
+    """The folder of the python3 pip installs for (the default one on PATH, where the JAX
+    guide's JAX is), as its real path: a version manager's shim needs the caller's HOME."""
+    found = shutil.which("python3")
+    if not found:
+        return None
+    done = subprocess.run([found, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                          text=True)
+    return os.path.dirname(done.stdout.strip()) if done.returncode == 0 else None
+
+
 def setup_tools(binary, build, work):
     """aml-launch on PATH and aml_launch importable, as `pip install aml-launch` gives them."""
     bin_dir = os.path.join(work, "bin")
     os.makedirs(bin_dir)
     os.symlink(binary, os.path.join(bin_dir, "aml-launch"))
+    # python3 is pip's, as a user's shell has it.
+    python_dir = pip_python_dir()
+    if python_dir and python_dir not in ("/usr/bin", "/bin", "/usr/local/bin"):
+        bin_dir += ":" + python_dir
     package = os.path.join(work, "site", "aml_launch")
     shutil.copytree(os.path.join(ROOT, "python", "aml_launch"), package)
     shutil.copy(os.path.join(build, "src", "libaml_rank.so"), os.path.join(package, "libaml_rank.so"))
