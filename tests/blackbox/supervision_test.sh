@@ -379,7 +379,7 @@ check "a second node rank 1: exit 2 naming the node that has it ($status: $twice
   _ "$status" "$twice"
 check "a second node rank 1: the first two nodes run on undisturbed ($s0 $s1)" [ "$s0 $s1" = "0 0" ]
 expect_status "--rdzv-timeout that is not a number of seconds is refused" 2 clean "$BIN" --rdzv-timeout soon -- true
-expect_status "--framework other is refused" 2 clean "$BIN" --framework jax -- true
+expect_status "--framework other is refused" 2 clean "$BIN" --framework mxnet -- true
 expect_status "--local-ranks-filter that is not a list is refused" 2 clean "$BIN" --local-ranks-filter 0,x -- true
 expect_status "--max-restarts that is not a number is refused" 2 clean "$BIN" --max-restarts -1 -- true
 
