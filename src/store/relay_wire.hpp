@@ -3,7 +3,8 @@
 // connection a node, so that node 0 holds one connection a node rather than one a rank. The
 // relay does not read torch's protocol: it carries each worker connection's bytes as a stream
 // of its own, and node 0 decodes every stream as it would a worker's own connection.
-//   hello  = "AMLRELAY", u16 version             (the trunk's first bytes, relay to node 0)
+//   hello  = "AMLRELAY", u16 version    (the trunk's first bytes, relay to node 0; node 0 says
+//                                         it back once it has admitted the trunk)
 //   frame  = u8 kind, u32 stream, u32 length, bytes          numbers little-endian
 //   kinds: data (bytes of that stream, either way), close (that stream ended, either way; no
 //   bytes). The relay opens each stream with an empty data frame as the worker connects, so

@@ -31,6 +31,9 @@ void StoreServer::process_trunk(Connection& c) {
     }
     c.in_used += hello.used;
     c.trunk = c.spoke = true;
+    // Admitted: said back, so that the relay knows it may carry its workers' calls.
+    c.out += relay::hello();
+    queue_flush(c);
   }
   while (c.in_used < c.in.size()) {
     relay::Decoded d = relay::decode(std::string_view(c.in).substr(c.in_used));

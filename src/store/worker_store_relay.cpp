@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -28,19 +30,62 @@ Error relay_error(const std::string& what, const std::string& where) {
                  std::string("to work (") + std::strerror(errno) + ")");
 }
 
+// The trunk, once node 0's store has taken it: it answers the hello with its own. A connection
+// closed before that answer was not admitted yet (node 0 learns a round's members' addresses a
+// moment after it says the round's verdict, which this node may read first): dialled again
+// until the deadline.
+Result<UniqueFd> open_trunk(const std::string& host, int port, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string hello = relay::hello();
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto dialed = dial(host, port, std::max(left, std::chrono::milliseconds(1)));
+    if (!dialed) return dialed.error();
+    UniqueFd trunk(*dialed);
+    std::string answer;
+    if (send(trunk.get(), hello.data(), hello.size(), MSG_NOSIGNAL) ==
+        static_cast<ssize_t>(hello.size())) {
+      while (answer.size() < relay::kHelloSize) {
+        pollfd ready{trunk.get(), POLLIN, 0};
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (wait.count() <= 0 || poll(&ready, 1, static_cast<int>(wait.count())) <= 0) break;
+        char buffer[relay::kHelloSize];
+        const ssize_t n = recv(trunk.get(), buffer, relay::kHelloSize - answer.size(), 0);
+        if (n <= 0) break;
+        answer.append(buffer, static_cast<std::size_t>(n));
+      }
+    }
+    if (answer.size() == relay::kHelloSize) {
+      relay::Decoded d = relay::decode_hello(answer);
+      if (d.outcome != relay::Outcome::frame) {
+        return invalid("node 0's workers' store", host + ":" + std::to_string(port), d.why);
+      }
+      return trunk;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return invalid("node 0's workers' store", host + ":" + std::to_string(port),
+                     "to admit this node's relay (it closed the connection: is this host one of "
+                     "the job's?)");
+    }
+    usleep(50000);
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<WorkerStoreRelay>> WorkerStoreRelay::open(const std::string& store_host,
                                                                  int store_port,
                                                                  const std::string& listen_address,
                                                                  int port, RelayOptions options) {
-  auto dialed = dial(store_host, store_port, options.connect_timeout);
-  if (!dialed) {
-    Error error = dialed.error();
+  auto opened = open_trunk(store_host, store_port, options.connect_timeout);
+  if (!opened) {
+    Error error = opened.error();
     error.expected += "; this node's launcher carries its workers' store calls to node 0's";
     return error;
   }
-  UniqueFd trunk(*dialed);
+  UniqueFd trunk = std::move(*opened);
   fcntl(trunk.get(), F_SETFL, fcntl(trunk.get(), F_GETFL) | O_NONBLOCK);
   auto listening = listen_tcp(listen_address, port, "workers' store relay");
   if (!listening) return listening.error();
@@ -60,8 +105,7 @@ WorkerStoreRelay::WorkerStoreRelay(UniqueFd listener, UniqueFd epoll, UniqueFd w
       wakeup_(std::move(wakeup)),
       trunk_(std::move(trunk)),
       port_(port),
-      options_(options),
-      trunk_out_(relay::hello()) {
+      options_(options) {
   watch(listener_.get(), kListenerKey, EPOLLIN, true);
   watch(wakeup_.get(), kWakeupKey, EPOLLIN, true);
   watch(trunk_.get(), kTrunkKey, EPOLLIN, true);
