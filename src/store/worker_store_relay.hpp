@@ -40,9 +40,6 @@ class WorkerStoreRelay {
   void poll_once(int timeout_ms);
   void run();   // until stop()
   void stop();  // from any thread
-  // Node 0's store went away: the workers' connections were closed with it.
-  bool trunk_lost() const { return trunk_lost_; }
-  std::size_t stream_count() const { return locals_.size(); }
 
  private:
   struct Local {
