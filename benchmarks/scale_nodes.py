@@ -76,20 +76,41 @@ def busy_ticks():
     return sum(fields) - idle, sum(fields)
 
 
+def wait_for_workers(work, n, launchers, logs):
+    """Until N workers ran; a launcher that exits first ends the run, its stderr said, the
+    others stopped (not a wait until the test's timeout)."""
+    while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
+        for node, p in enumerate(launchers):
+            if p.poll() is not None:
+                for other in launchers:
+                    other.send_signal(signal.SIGTERM)  # each stops its own workers
+                for other in launchers:
+                    try:
+                        other.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        other.kill()
+                        other.wait()
+                with open(logs[node]) as log:
+                    said = log.read()[-2000:]
+                raise SystemExit(f"node {node}'s launcher exited early ({p.returncode}):\n{said}")
+        time.sleep(0.05)
+
+
 def start_alone(aml, n):
     """N single-node launchers, alike but meeting nobody: last start until every worker ran."""
     work = tempfile.mkdtemp(prefix=f"aml-alone-{n}-")
     env = {"PATH": "/usr/bin:/bin", "W": work}
     worker = 'touch "$W/up.$RANK.$AML_NODE"; exec sleep 600'
     launchers = []
+    logs = []
     for node in range(n):
-        launchers.append(subprocess.Popen(
-            [aml, "--nnodes", "1", "--nproc-per-node", "1", "--", "sh", "-c", worker],
-            env=dict(env, AML_NODE=str(node)), stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL))
+        logs.append(f"{work}/node.{node}.err")
+        with open(logs[-1], "wb") as log:
+            launchers.append(subprocess.Popen(
+                [aml, "--nnodes", "1", "--nproc-per-node", "1", "--", "sh", "-c", worker],
+                env=dict(env, AML_NODE=str(node)), stdout=subprocess.DEVNULL, stderr=log))
     last_started = time.perf_counter()
-    while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
-        time.sleep(0.05)
+    wait_for_workers(work, n, launchers, logs)
     all_up = time.perf_counter()
     for p in launchers:
         p.send_signal(signal.SIGTERM)
@@ -118,10 +139,7 @@ def run(aml, n):
     last_started = time.perf_counter()
     busy_before, total_before = busy_ticks()
     node0_before = sum(cpu_ticks(p) for p in sv.launcher_processes(launchers[0].pid))
-    while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
-        if any(p.poll() is not None for p in launchers[:1]):
-            raise SystemExit(f"node 0 exited early: {open(f'{work}/node.0.err').read()}")
-        time.sleep(0.05)
+    wait_for_workers(work, n, launchers, [f"{work}/node.{node}.err" for node in range(n)])
     all_up = time.perf_counter()
     busy_after, total_after = busy_ticks()
     hz = os.sysconf("SC_CLK_TCK")

@@ -258,6 +258,8 @@ class NodeGroup : public PeerLink {
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
   // This round's node 0: the workers' torch store, new each round (no key outlives a round).
   std::unique_ptr<StoreHost> torch_store_;
+  // node 0: the ports this round's workers bind (held until they do: net/free_port.hpp)
+  std::vector<int> round_ports_;
   // etcd: to that store: one connection waits for a member's will, one holds this launcher's
   // own (a connection that waits takes no other request, so the will could not be taken back).
   std::optional<StoreClient> tripwire_;

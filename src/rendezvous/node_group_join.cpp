@@ -160,15 +160,13 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
 
 Result<int> NodeGroup::serve_workers_store() {
   workers_store_.reset();  // the last round's
-  auto port = free_tcp_port();
-  if (!port) return port.error();
   const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
   auto started =
-      StoreHost::start(bind, *port, options_.token, options_.auth.server_auth(options_.token),
+      StoreHost::start(bind, 0, options_.token, options_.auth.server_auth(options_.token),
                        "this round's node 0 serves its workers' store", "aml-launch");
   if (!started) return started.error();
   workers_store_ = std::move(*started);
-  return *port;
+  return workers_store_->port();
 }
 
 Result<bool> NodeGroup::all_exist(const std::string& name) {
@@ -183,6 +181,8 @@ Result<bool> NodeGroup::all_exist(const std::string& name) {
 // 0's worker hosts it) and, under etcd, the store node 0 serves the rank library.
 Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
   torch_store_.reset();  // the last round's, with its keys
+  for (int port : round_ports_) release_tcp_port(port);
+  round_ports_.clear();
   if (options_.serve_workers_store) {
     for (const NodeInfo& node : agreement.nodes) options_.admitted->add(node.addr);
     const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
@@ -195,11 +195,13 @@ Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
   } else {
     auto port = free_tcp_port();
     if (!port) return port.error();
+    round_ports_.push_back(*port);
     agreement.worker_master_port = *port;
   }
   if (options_.jax_coordinator) {
     auto port = free_tcp_port();
     if (!port) return port.error();
+    round_ports_.push_back(*port);
     agreement.jax_coordinator_port = *port;
   }
   if (on_etcd()) {
