@@ -109,7 +109,7 @@ wait_checkpoint_step() {  # wait_checkpoint_step FILE STEP (60 s at most)
 }
 
 # Launchers on netns hosts, marked so that a host's loss can be played: $CLUSTER, $NET, $MARK,
-# $BIN, $WORK and the command CMD as the test sets them.
+# $BIN, $WORK and the command CMD as the test sets them. Their TMPDIR (hang stacks) is $WORK.
 # start JOB HOST ENV-FUNCTION ARGS...: host HOST's launcher in the background; ENV-FUNCTION
 # prints more variables for it (no_env: none).
 no_env() { :; }
@@ -117,7 +117,7 @@ start() {
   local job=$1 host=$2 envf=$3
   shift 3
   (
-    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin W="$WORK" JOB="$job" \
+    bash "$CLUSTER" exec "$NET" "$host" env -i PATH=/usr/bin:/bin TMPDIR="$WORK" W="$WORK" JOB="$job" \
       HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" $($envf) "$BIN" "$@" \
       --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
       >"$WORK/$job.out.$host" 2>&1

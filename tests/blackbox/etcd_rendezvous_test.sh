@@ -25,6 +25,7 @@ BIN=$(realpath "$1")
 TRAIN=$(realpath "$2")
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
+export TMPDIR="$WORK"  # hang stacks go with the test's files
 CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
 ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
 NET="et$$"

@@ -36,7 +36,7 @@ launch() {
   local name=$1 path=$2 t0
   shift 2
   t0=$(date +%s%N)
-  env -i PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --summary-file "$WORK/$name.json" "$@" \
+  env -i TMPDIR="$WORK" PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --summary-file "$WORK/$name.json" "$@" \
     2>"$WORK/$name.err" | $py -u -c '
 import sys, time
 for line in sys.stdin:

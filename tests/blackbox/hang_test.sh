@@ -45,7 +45,7 @@ torch_job() {
   shift 2
   local t0
   t0=$(date +%s%N)
-  env -i PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 4 --log-dir "$WORK/$name.logs" \
+  env -i TMPDIR="$WORK" PATH="$path" MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 4 --log-dir "$WORK/$name.logs" \
     --summary-file "$WORK/$name.json" "$@" -- $py "$HERE/hang/hang_train.py" >"$WORK/$name.out" 2>"$WORK/$name.err"
   status=$?
   ms=$((($(date +%s%N) - t0) / 1000000))
@@ -87,12 +87,12 @@ check "--max-restarts 1: the hung round is restarted, the next one succeeds (exi
 
 # --- Not hung: a rank that computes without a word but calls aml_progress(); a job whose only
 # printing rank is rank 0.
-env -i PATH="$(tools quiet)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BUSY" \
+env -i TMPDIR="$WORK" PATH="$(tools quiet)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 -- "$BUSY" \
   >"$WORK/quiet.out" 2>"$WORK/quiet.err"
 status=$?
 check "busy and silent for 3 s, calling aml_progress(), --hang-timeout 1: not hung (exit $status)" \
   [ $status = 0 ] || cat "$WORK/quiet.err"
-env -i PATH="$(tools chatty sleep)" MARK="$MARK" "$BIN" --nproc-per-node 3 --hang-timeout 1 -- sh -c \
+env -i TMPDIR="$WORK" PATH="$(tools chatty sleep)" MARK="$MARK" "$BIN" --nproc-per-node 3 --hang-timeout 1 -- sh -c \
   'if [ "$RANK" = 0 ]; then for i in 1 2 3 4 5 6 7 8 9 10; do echo "step $i"; sleep 0.3; done; else sleep 3; fi' \
   >"$WORK/chatty.out" 2>"$WORK/chatty.err"
 status=$?
@@ -123,7 +123,7 @@ for how in gdb proc; do
 done
 
 # --- The NCCL Flight Recorder: its variables are set, and its pipe written at the hang.
-env -i PATH="$(tools fr)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 --hang-startup-timeout 2 --log-dir "$WORK/fr.logs" \
+env -i TMPDIR="$WORK" PATH="$(tools fr)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 --hang-startup-timeout 2 --log-dir "$WORK/fr.logs" \
   -- $py "$HERE/hang/flight_recorder.py" >"$WORK/fr.out" 2>"$WORK/fr.err"
 status=$?
 check "Flight Recorder: exit 124 ($status); each rank's pipe was written and it dumped into the log directory" \
@@ -148,7 +148,7 @@ two_hosts() {
   shift 3
   t0=$(date +%s%N)
   for n in 0 1; do
-    bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 60 env -i PATH="$path" MARK="$MARK" \
+    bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 60 env -i TMPDIR="$WORK" PATH="$path" MARK="$MARK" \
       HOME="$WORK" "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \
       --master-addr "$(bash "$CLUSTER" addr 0)" --master-port "$port" \
       --summary-file "$WORK/$name.$n.json" "$@" >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &

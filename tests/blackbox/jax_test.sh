@@ -17,6 +17,7 @@ PY=$(command -v python3)  # PyPI's JAX is installed for it (scripts/install-deps
 NAME="jax$$"
 HOSTS=2
 WORK=$(mktemp -d)
+export TMPDIR="$WORK"  # hang stacks and the JAX plugin go with the test's files
 cleanup() {
   kill_marked_processes "$NAME"
   "$CLUSTER" down "$NAME" "$HOSTS" >/dev/null 2>&1
