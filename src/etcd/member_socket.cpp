@@ -13,59 +13,24 @@
 #include <cstring>
 
 #include "etcd/socket_wait.hpp"
+#include "net/tcp_connect.hpp"
 
 namespace aml::etcd {
-namespace {
-
-// A non-blocking connect that gives up at the deadline (a host that is gone does not answer).
-Result<int> connect_by(const addrinfo& a, Clock::time_point deadline, std::string& why) {
-  int fd = socket(a.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return invalid("socket", "", std::strerror(errno));
-  if (connect(fd, a.ai_addr, a.ai_addrlen) != 0 && errno != EINPROGRESS) {
-    why = std::strerror(errno);
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  if (!ready(fd, POLLOUT, deadline)) {
-    why = "no answer";
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  int error = 0;
-  socklen_t size = sizeof(error);
-  getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
-  if (error != 0) {
-    why = std::strerror(error);
-    ::close(fd);
-    return invalid("connect", "", why);
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  return fd;
-}
-
-}  // namespace
 
 Result<MemberSocket> MemberSocket::connect(const std::string& host, int port,
                                            Clock::time_point deadline,
                                            const std::shared_ptr<TlsContext>& tls,
                                            std::string_view alpn) {
   const std::string where = host + ":" + std::to_string(port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
-    return invalid("etcd", where, std::string("a host that resolves (") + gai_strerror(rc) + ")");
-  }
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, freeaddrinfo);
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    auto fd = connect_by(*a, deadline, why);
-    if (!fd) continue;
-    MemberSocket socket{UniqueFd(*fd), nullptr, where};
+  std::string why;
+  auto addresses = TcpAddresses::resolve(host, port, why);
+  if (!addresses) return invalid("etcd", where, "a host that resolves (" + why + ")");
+  UniqueFd fd = addresses->connect(deadline, true, why);
+  if (fd) {
+    const int raw = fd.get();
+    MemberSocket socket{std::move(fd), nullptr, where};
     if (tls) {
-      auto stream = TlsStream::connect(tls, *fd, host, where, deadline, alpn);
+      auto stream = TlsStream::connect(tls, raw, host, where, deadline, alpn);
       if (!stream) return stream.error();
       socket.tls = std::move(*stream);
     }
