@@ -47,6 +47,7 @@ dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
 t = torch.ones(1)
 dist.all_reduce(t)
 print(f"rank {dist.get_rank()} sum {t.item()} at port {os.environ['MASTER_PORT']}", flush=True)
+dist.destroy_process_group()
 PY
 out=$(timeout 120 "$BIN" --nproc-per-node 2 --worker-store torch -- /usr/bin/python3 "$WORK/job.py" 2>&1)
 status=$?

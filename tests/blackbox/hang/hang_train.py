@@ -39,3 +39,6 @@ for step in range(5 if restarted else 100):
     if rank == 0:
         print("step", step, flush=True)
 print("rank", rank, "done", flush=True)
+# gloo's teardown at interpreter exit can abort (SIGABRT) while a peer closes its side: not
+# what these tests are about.
+os._exit(0)
