@@ -133,11 +133,12 @@ check "TERM to both launcher processes: one stop, the workers ended within the g
   bash -c "[ $status = 143 ] && [ $took_ms -ge 400 ] && grep -q ': 2 of 2 worker(s) ended within the grace after SIGTERM$' '$WORK/both.err'" ||
   cat "$WORK/both.err"
 
-# --- A failure before the stop is still the failure: rank 1 exits 5; rank 0 ignores TERM, so
-# the teardown lasts its grace; INT comes meanwhile.
+# --- A failure before the stop is still the failure: rank 1 exits 5 once rank 0 ignores TERM
+# (a rank 0 slower to start would die of the teardown's TERM at once), so the teardown lasts its
+# grace; INT comes meanwhile.
 rm -f "$WORK"/up.*
 start before --nproc-per-node 2 --term-timeout 3 --summary-file "$WORK/before.json" -- sh -c \
-  'trap "" TERM; touch "$W/up.$RANK"; [ "$RANK" = 1 ] && { echo "bad input" >&2; exit 5; }; while :; do sleep 0.05; done'
+  'trap "" TERM; touch "$W/up.$RANK"; [ "$RANK" = 1 ] && { until [ -e "$W/up.0" ]; do sleep 0.01; done; echo "bad input" >&2; exit 5; }; while :; do sleep 0.05; done'
 until_files "$WORK/up.0" "$WORK/up.1"
 sleep 0.5
 t0=$(date +%s%N)

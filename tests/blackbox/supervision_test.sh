@@ -214,7 +214,7 @@ zombie_probe='if [ "$RANK" = 0 ]; then
   children() {  # children STATE NAME: how many of the launcher'"'"'s children match (patterns)
     n=0
     for f in /proc/[0-9]*/stat; do
-      read -r line < "$f" 2>/dev/null || continue
+      { read -r line < "$f"; } 2>/dev/null || continue  # gone meanwhile: dash says so unless grouped
       name=${line#*\(}; name=${name%\)*}
       set -- ${line##*\) }
       [ "$2" = "$launcher" ] || continue
