@@ -186,11 +186,14 @@ kill_host $J 3
 s6=$(wait_status $J 6 30); s7=$(wait_status $J 7 5)
 ms=$((($(date +%s%N) - t0) / 1000000))
 kill -KILL $paused 2>/dev/null
-check "etcd: node 0 killed, node ranks 1 and 2 paused: ranks 3 and 4 stop, not after a lease ($s6 $s7, $ms ms; --node-timeout 3 s)" \
-  bash -c "[ -n '$s6' ] && [ '$s6' != 0 ] && [ '$s6' = '$s7' ] && [ $ms -lt 2500 ]" || show $J
-check "etcd: ranks 3 and 4 name node 0's closed connection" bash -c \
+# Which way they heard it is in their words: node 0's closed connection, no lease. (Their time
+# is no measure of it: a sanitizer build on a loaded host took 3.4 s once, alone 0.6 s.)
+check "etcd: node 0 killed, node ranks 1 and 2 paused: ranks 3 and 4 stop ($s6 $s7, $ms ms; --node-timeout 3 s)" \
+  bash -c "[ -n '$s6' ] && [ '$s6' != 0 ] && [ '$s6' = '$s7' ] && [ $ms -lt 12000 ]" || show $J
+check "etcd: ranks 3 and 4 name node 0's closed connection, not a lease" bash -c \
   "grep -q \"node 0 .*store's connection closed\" '$WORK/$J.out.6' &&
-   grep -q \"node 0 .*store's connection closed\" '$WORK/$J.out.7'" || show $J
+   grep -q \"node 0 .*store's connection closed\" '$WORK/$J.out.7' &&
+   ! grep -q 'lease ended' '$WORK/$J.out.6' '$WORK/$J.out.7'" || show $J
 
 # --- 3d. An elastic job loses node ranks 0, 1 and 2 at once (those who claim the next round's
 # seats at once): the two left claim it at their next look and run round 1 by themselves.
