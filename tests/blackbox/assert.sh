@@ -88,6 +88,9 @@ wait_file() {  # wait_file PATH SECONDS
 # status, $WORK/JOB.rank.HOST.ROUND the node rank their worker had in a round,
 # $WORK/JOB.out.* what they said.
 wait_status() { wait_file "$WORK/$1.status.$2" "$3" && cat "$WORK/$1.status.$2"; }
+# A status file whole or not at all: a reader that sees it exist must not read it before the
+# number is in it (a plain "echo $? >F" creates F empty first).
+write_status() { echo "$2" >"$1.part" && mv -f "$1.part" "$1"; }  # write_status FILE STATUS
 rank_of() { cut -d' ' -f1 "$WORK/$1.rank.$2.$3" 2>/dev/null; }  # rank_of JOB HOST ROUND
 host_with_rank() {  # host_with_rank JOB ROUND RANK (the hosts FIRST_HOST.. HOSTS-1)
   local h
@@ -121,7 +124,7 @@ start() {
       HOST_ID="$host" AML_TEST_MARK="$MARK" LAUNCHER="$MARK-$job-$host" $($envf) "$BIN" "$@" \
       --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
       >"$WORK/$job.out.$host" 2>&1
-    echo $? >"$WORK/$job.status.$host"
+    write_status "$WORK/$job.status.$host" $?
   ) 2>/dev/null &
 }
 # A host lost: every process of its launcher (guardian, supervisor) and its workers, at once.

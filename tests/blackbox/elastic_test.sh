@@ -53,7 +53,8 @@ cat >"$WORK/worker.sh" <<'EOF'
 #!/bin/sh
 r=$TORCHELASTIC_RESTART_COUNT
 echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE max $TORCHELASTIC_MAX_RESTARTS"
-[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK" >"$W/$JOB.rank.$HOST_ID.$r"
+[ "$LOCAL_RANK" = 0 ] && { echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
+  mv "$W/$JOB.rank.$HOST_ID.$r.part" "$W/$JOB.rank.$HOST_ID.$r"; }  # whole or not there
 while :; do
   [ -e "$W/$JOB.fail.$HOST_ID.$r" ] && [ "$LOCAL_RANK" = 0 ] && exit 3
   [ -e "$W/$JOB.finish" ] && exit 0
@@ -75,7 +76,7 @@ start() {
       HOST_ID="$host" MARK="aml-elastic-$$-$job-$host" $($envf) "$BIN" "$@" \
       --summary-file "$WORK/$job.summary.$host.json" -- "${CMD[@]}" \
       >"$WORK/$job.out.$host" 2>&1
-    echo $? >"$WORK/$job.status.$host"
+    write_status "$WORK/$job.status.$host" $?
   ) 2>/dev/null &
 }
 no_env() { :; }

@@ -46,7 +46,8 @@ cat >"$WORK/worker.sh" <<'EOS'
 r=$TORCHELASTIC_RESTART_COUNT
 echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE"
 env >"$W/$JOB.env.$HOST_ID.$r"
-[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE" >"$W/$JOB.rank.$HOST_ID.$r"
+[ "$LOCAL_RANK" = 0 ] && { echo "$GROUP_RANK $GROUP_WORLD_SIZE" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
+  mv "$W/$JOB.rank.$HOST_ID.$r.part" "$W/$JOB.rank.$HOST_ID.$r"; }  # whole or not there
 while :; do
   [ -e "$W/$JOB.finish" ] && exit 0
   sleep 0.05

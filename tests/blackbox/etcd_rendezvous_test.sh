@@ -49,7 +49,8 @@ cat >"$WORK/worker.sh" <<'EOS'
 #!/bin/sh
 r=$TORCHELASTIC_RESTART_COUNT
 echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE master $MASTER_ADDR store $AML_LAUNCH_STORE"
-[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $MASTER_ADDR" >"$W/$JOB.rank.$HOST_ID.$r"
+[ "$LOCAL_RANK" = 0 ] && { echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $MASTER_ADDR" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
+  mv "$W/$JOB.rank.$HOST_ID.$r.part" "$W/$JOB.rank.$HOST_ID.$r"; }  # whole or not there
 while :; do
   [ -e "$W/$JOB.finish" ] && exit 0
   sleep 0.05

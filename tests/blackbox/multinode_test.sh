@@ -60,7 +60,7 @@ start_node() {
   (
     "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" "$MARK" AML_TEST_NODE="$i" \
       $($scheduler "$i") "$BIN" "$@" >"$WORK/out.$i" 2>&1
-    echo $? >"$WORK/status.$i"
+    write_status "$WORK/status.$i" $?
     date +%s.%N >"$WORK/end.$i"
   ) &
   NODE_PIDS+=($!)
@@ -181,7 +181,7 @@ check "node 2 never starts: both name node rank 2 as missing" bash -c \
 start_node 0 azure_pytorch --nproc-per-node 2 -- true
 start_node 1 azure_pytorch --nproc-per-node 2 -- true
 sleep 0.3
-exec 7> >("$CLUSTER" exec "$NAME" 2 "$py" "$HERE/bad_store_clients.py" "$MASTER" 29511 >"$WORK/bad.out" 2>&1; echo $? >"$WORK/bad.status")
+exec 7> >("$CLUSTER" exec "$NAME" 2 "$py" "$HERE/bad_store_clients.py" "$MASTER" 29511 >"$WORK/bad.out" 2>&1; write_status "$WORK/bad.status" $?)
 wait_for_text "$WORK/bad.out" "stalled" 10
 start_node 2 azure_pytorch --nproc-per-node 2 -- true
 wait_nodes

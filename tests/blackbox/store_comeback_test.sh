@@ -24,7 +24,8 @@ cat >"$WORK/worker.sh" <<'EOS'
 #!/bin/sh
 r=$TORCHELASTIC_RESTART_COUNT
 echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE"
-[ "$LOCAL_RANK" = 0 ] && echo "$GROUP_RANK $GROUP_WORLD_SIZE $TORCHELASTIC_RESTART_COUNT" >"$W/$JOB.rank.$HOST_ID.$r"
+[ "$LOCAL_RANK" = 0 ] && { echo "$GROUP_RANK $GROUP_WORLD_SIZE $TORCHELASTIC_RESTART_COUNT" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
+  mv "$W/$JOB.rank.$HOST_ID.$r.part" "$W/$JOB.rank.$HOST_ID.$r"; }  # whole or not there
 while :; do
   [ -e "$W/$JOB.finish" ] && exit 0
   sleep 0.05
@@ -42,7 +43,7 @@ start() {
       PET_NNODES=2:3 PET_RDZV_BACKEND=c10d PET_RDZV_ENDPOINT="$MASTER:29400" \
       PET_RDZV_ID="job-$job-$$" PET_MAX_RESTARTS=3 PET_NPROC_PER_NODE=1 "$BIN" "$@" \
       -- "$WORK/worker.sh" >"$WORK/$job.out.$host.$try" 2>&1
-    echo $? >"$WORK/$job.status.$host.$try"  # wait_status JOB HOST.TRY
+    write_status "$WORK/$job.status.$host.$try" $?  # wait_status JOB HOST.TRY
   ) 2>/dev/null &
 }
 # The launcher's processes (its guardian and its supervisor) at once, as a lost pod's: a

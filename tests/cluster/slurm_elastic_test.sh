@@ -85,7 +85,8 @@ check "a private Slurm of $NODES nodes (one slurmd per network namespace) is up"
 # Each worker notes its node rank and world for its round; runs until $W/finish.
 cat >"$W/worker.sh" <<'EOF'
 #!/bin/sh
-echo "$GROUP_RANK $WORLD_SIZE" >"$W/rank.$SLURMD_NODENAME.$AML_LAUNCH_RESTART_COUNT"
+f="$W/rank.$SLURMD_NODENAME.$AML_LAUNCH_RESTART_COUNT"
+echo "$GROUP_RANK $WORLD_SIZE" >"$f.part" && mv "$f.part" "$f"  # whole or not there
 while [ ! -e "$W/finish" ]; do sleep 0.05; done
 echo done >"$W/done.$SLURMD_NODENAME.$AML_LAUNCH_RESTART_COUNT"
 EOF

@@ -199,7 +199,7 @@ step() {
   srun --overlap -n2 --overcommit "$BIN" -- sh -c \
     'echo "$AML_LAUNCH_RUN_ID $MASTER_PORT" >"$W/step.$SLURM_STEP_ID.$RANK"; sleep 3' \
     >"$W/step.$1.out" 2>&1
-  echo $? >"$W/step.$1.status"
+  echo $? >"$W/step.$1.status.part" && mv "$W/step.$1.status.part" "$W/step.$1.status"
 }
 step a &
 step b &
