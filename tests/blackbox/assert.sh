@@ -127,13 +127,17 @@ start() {
     write_status "$WORK/$job.status.$host" $?
   ) 2>/dev/null &
 }
-# A host lost: every process of its launcher (guardian, supervisor) and its workers, at once.
+# Hosts lost: every process of their launchers (guardian, supervisor) and workers, at once.
 # The supervisor first: one that outlived its guardian by a moment would report "its launcher
 # was killed", a stop of the whole job, where a lost host reports nothing. (Not frozen first:
 # a stopped process group that its guardian's death orphans gets SIGHUP and SIGCONT.)
-kill_host() {  # kill_host JOB HOST
-  local pids p parent first=""
-  pids=$(grep -l -s -a "LAUNCHER=$MARK-$1-$2\b" /proc/[0-9]*/environ | cut -d/ -f3)
+# Several hosts are found in one look and killed by one kill: one at a time, a loaded machine
+# gave the last host a second to hear of the first one's loss and start a round without it.
+kill_host() {  # kill_host JOB HOST...
+  local job=$1 hosts pids p parent first=""
+  shift
+  hosts=$(IFS='|'; echo "$*")
+  pids=$(grep -l -s -a -E "LAUNCHER=$MARK-$job-($hosts)\b" /proc/[0-9]*/environ | cut -d/ -f3)
   for p in $pids; do
     parent=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
     case " $(echo $pids) " in

@@ -206,7 +206,7 @@ for h in 3 4 5 6 7; do wait_file "$WORK/$J.rank.$h.0" 20; done
 lost=$(for r in 0 1 2; do host_with_rank $J 0 $r; done | tr '\n' ' ')
 left=$(for h in 3 4 5 6 7; do case " $lost" in *" $h "*) ;; *) echo $h ;; esac; done | tr '\n' ' ')
 t0=$(date +%s%N)
-for h in $lost; do kill_host $J "$h"; done
+kill_host $J $lost
 for h in $left; do wait_file "$WORK/$J.rank.$h.1" 30; done
 ms=$((($(date +%s%N) - t0) / 1000000))
 got=$(cat "$WORK"/$J.rank.*.1 2>/dev/null | cut -d' ' -f1,2 | sort | tr '\n' ' ')
