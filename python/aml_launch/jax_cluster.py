@@ -7,9 +7,10 @@ This module adds one that gives the launcher's view, ahead of JAX's own: the pro
 process's id and the coordinator, from the variables aml-launch set for the worker
 (JAX_NUM_PROCESSES, JAX_PROCESS_ID, JAX_COORDINATOR_ADDRESS, the names Kubeflow Trainer uses).
 
-A process that fails with an exception ends at once with status 1, instead of waiting in JAX's
-shutdown barrier (up to its shutdown_timeout, 300 s) for processes that are themselves waiting
-for it: the launcher then stops the job and names it.
+A process that fails with an exception ends at once with status 1, and one that leaves by
+sys.exit(n) or exit(n), n not 0, ends at once with n, instead of waiting in JAX's shutdown
+barrier (up to its shutdown_timeout, 300 s) for processes that are themselves waiting for it:
+the launcher then stops the job and names it. A sys.exit the program catches changes nothing.
 
 aml-launch --framework jax puts this file first on the workers' PYTHONPATH as `sitecustomize`:
 Python runs it at start, before any of the program's code. It imports nothing of JAX: it waits
@@ -17,6 +18,7 @@ for JAX's clusters module to be imported and registers then, and it runs the sit
 stands in front of, if there is one. In a worker that never imports JAX it does nothing.
 """
 import atexit
+import builtins
 import importlib.machinery
 import importlib.util
 import os
@@ -31,17 +33,35 @@ def _present():
         name in env for name in ("JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS"))
 
 
-_failed = []
+_failed = []  # an exception nobody caught
+_exiting = []  # the status of a sys.exit nobody caught
 _armed = []
 
 
+def _status_of(code):  # as the process's exit status: 0-255, as Python would end it
+    if code is None:
+        return 0
+    return code & 0xFF if isinstance(code, int) else 1  # a message: Python printed it
+
+
+class _SysExit(SystemExit):
+    """sys.exit's exception in an armed process. Python drops one that nobody caught at the
+    top, with no frame of Python's above: then it is the process's status. One the program
+    caught is dropped in the program's own frame and means nothing."""
+
+    def __del__(self):
+        if sys._getframe().f_back is None:
+            _exiting.append(_status_of(self.code))
+
+
 def _end_a_failed_process():
-    if _failed:
+    status = 1 if _failed else (_exiting[-1] if _exiting else 0)
+    if status:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
-            os._exit(1)
+            os._exit(status)
 
 
 def _arm():
@@ -57,7 +77,33 @@ def _arm():
         hook(kind, value, traceback)
 
     sys.excepthook = excepthook
+
+    def exit(status=None):
+        raise _SysExit(status)
+
+    exit.__doc__ = sys.exit.__doc__
+    sys.exit = exit
+    for name in ("exit", "quit"):  # site's exit() and quit(), where a script calls them
+        if callable(getattr(builtins, name, None)):
+            setattr(builtins, name, _Quitter(getattr(builtins, name)))
     atexit.register(_end_a_failed_process)
+
+
+class _Quitter:
+    """site's exit() and quit() for an armed process: the same, with sys.exit's exception."""
+
+    def __init__(self, quitter):
+        self._quitter = quitter
+
+    def __repr__(self):
+        return repr(self._quitter)
+
+    def __call__(self, code=None):
+        try:  # as site's does: a shell that catches SystemExit sees its stdin closed
+            sys.stdin.close()
+        except Exception:
+            pass
+        raise _SysExit(code)
 
 
 def register(clusters):

@@ -3,8 +3,8 @@
 # arguments finds the job through aml-launch's cluster environment. Real JAX from PyPI (its CPU
 # build, collectives over Gloo): one node of 2 processes; two network-namespace hosts of 2
 # processes each, a psum across all four; the same under Kubeflow Trainer's JAX runtime's
-# variables (no --framework: the runtime names JAX); a process that fails stops the others and
-# is named. A torch job's workers see nothing of JAX. (Slurm, per node and per task:
+# variables (no --framework: the runtime names JAX); a process that fails (an exception, or
+# sys.exit(3)) stops the others and is named, and a sys.exit the job catches changes nothing. A torch job's workers see nothing of JAX. (Slurm, per node and per task:
 # tests/cluster/slurm_test.sh.)
 # usage: jax_test.sh AML_LAUNCH
 set -u
@@ -52,6 +52,32 @@ out=$("$BIN" --framework jax --nproc-per-node 2 --master-port "$port" -- "$PY" "
 check "one node: processes 0 and 1 of 2 meet with initialize() alone, psum 3 ($status)" bash -c \
   '[ $0 = 0 ] && [ $(grep -c "jax process [01] of 2" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' \
   "$status" "$out" || echo "$out"
+
+# --- A process that leaves by sys.exit(3) while the other waits for it in a collective: it
+# ends at once with 3 (not after JAX's 300 s shutdown barrier), and the launcher stops the job.
+# JAX's preemption service takes the SIGTERM of that stop as a preemption notice and goes on, so
+# process 0 ends by SIGKILL after --term-timeout; with the service off, SIGTERM ends it
+# (docs/guides/jax.md says so).
+rank0_ended_by() { /usr/bin/python3 -c 'import json, sys
+print([w["signal_name"] for w in json.load(open(sys.argv[1]))["workers"] if w["rank"] == 0][0])' "$1"; }
+started=$SECONDS
+out=$("$BIN" --framework jax --nproc-per-node 2 --master-port "$port" --term-timeout 5 \
+  --summary-file "$WORK/exits.json" -- "$PY" "$JOB" exits 2>&1); status=$?
+exits_seconds=$((SECONDS - started))
+check "one node, process 1 calls sys.exit(3) while process 0 waits in a psum: exit 3 ($status)" \
+  [ $status = 3 ] || echo "$out"
+check "the verdict names rank 1 and its exit code 3" \
+  grep -q "rank 1 (local rank 1) .*failed first at .*: exit code 3" <<<"$out" || echo "$out"
+check "it ended at once, not after JAX's 300 s shutdown barrier (the job took ${exits_seconds} s)" \
+  [ "$exits_seconds" -lt 60 ]
+ended=$(rank0_ended_by "$WORK/exits.json")
+check "JAX's preemption service kept process 0 past SIGTERM: it ended by $ended after --term-timeout" \
+  [ "$ended" = SIGKILL ]
+out=$(JAX_ENABLE_PREEMPTION_SERVICE=false "$BIN" --framework jax --nproc-per-node 2 --master-port "$port" \
+  --term-timeout 5 --summary-file "$WORK/exits_off.json" -- "$PY" "$JOB" exits 2>&1); status=$?
+ended=$(rank0_ended_by "$WORK/exits_off.json")
+check "JAX_ENABLE_PREEMPTION_SERVICE=false: the same job exits 3 ($status), process 0 ended by $ended" \
+  [ "$status/$ended" = 3/SIGTERM ] || echo "$out"
 
 # --- A process stuck before a collective: the hang is found and the stacks are Python's.
 out=$("$BIN" --framework jax --nproc-per-node 2 --master-port "$port" --hang-timeout 5 \
@@ -109,7 +135,7 @@ check "Kubeflow Trainer's JAX runtime: 2 pods of 2 processes meet, a psum of 10 
 
 # --- A process that fails stops the others, and is named.
 started=$SECONDS
-launch fails --framework jax -- "$PY" "$JOB" fails
+launch fails --framework jax --term-timeout 5 -- "$PY" "$JOB" fails
 fails_seconds=$((SECONDS - started))
 check "process 1 raises while the others wait for it in a psum: node 0 exits 1, node 1 stops ($s0, $s1)" \
   bash -c "[ $s0 = 1 ] && [ $s1 != 0 ]"
