@@ -33,8 +33,7 @@ def _present():
         name in env for name in ("JAX_NUM_PROCESSES", "JAX_PROCESS_ID", "JAX_COORDINATOR_ADDRESS"))
 
 
-_failed = []  # an exception nobody caught
-_exiting = []  # the status of a sys.exit nobody caught
+_ending = []  # the status of a process ending failed: an exception or a sys.exit nobody caught
 _armed = []
 
 
@@ -51,11 +50,11 @@ class _SysExit(SystemExit):
 
     def __del__(self):
         if sys._getframe().f_back is None:
-            _exiting.append(_status_of(self.code))
+            _ending.append(_status_of(self.code))
 
 
 def _end_a_failed_process():
-    status = 1 if _failed else (_exiting[-1] if _exiting else 0)
+    status = _ending[-1] if _ending else 0
     if status:
         try:
             sys.stdout.flush()
@@ -73,7 +72,7 @@ def _arm():
     hook = sys.excepthook
 
     def excepthook(kind, value, traceback):
-        _failed.append(kind)
+        _ending.append(1)
         hook(kind, value, traceback)
 
     sys.excepthook = excepthook

@@ -33,14 +33,15 @@ Error relay_error(const std::string& what, const std::string& where) {
 // The trunk, once node 0's store has taken it: it answers the hello with its own. A connection
 // closed before that answer was not admitted yet (node 0 learns a round's members' addresses a
 // moment after it says the round's verdict, which this node may read first): dialled again
-// until the deadline.
+// until the deadline (node 0's name resolved once).
 Result<UniqueFd> open_trunk(const std::string& host, int port, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string where = host + ":" + std::to_string(port);
+  auto addresses = resolve_store(host, port);
+  if (!addresses) return addresses.error();
   const std::string hello = relay::hello();
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    auto dialed = dial(host, port, std::max(left, std::chrono::milliseconds(1)));
+    auto dialed = dial(*addresses, where, deadline);
     if (!dialed) return dialed.error();
     UniqueFd trunk(*dialed);
     std::string answer;
@@ -60,12 +61,12 @@ Result<UniqueFd> open_trunk(const std::string& host, int port, std::chrono::mill
     if (answer.size() == relay::kHelloSize) {
       relay::Decoded d = relay::decode_hello(answer);
       if (d.outcome != relay::Outcome::frame) {
-        return invalid("node 0's workers' store", host + ":" + std::to_string(port), d.why);
+        return invalid("node 0's workers' store", where, d.why);
       }
       return trunk;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      return invalid("node 0's workers' store", host + ":" + std::to_string(port),
+      return invalid("node 0's workers' store", where,
                      "to admit this node's relay (it closed the connection: is this host one of "
                      "the job's?)");
     }

@@ -131,8 +131,8 @@ start() {
 # The supervisor first: one that outlived its guardian by a moment would report "its launcher
 # was killed", a stop of the whole job, where a lost host reports nothing. (Not frozen first:
 # a stopped process group that its guardian's death orphans gets SIGHUP and SIGCONT.)
-# Several hosts are found in one look and killed by one kill: one at a time, a loaded machine
-# gave the last host a second to hear of the first one's loss and start a round without it.
+# Several hosts are found in one look and killed by one kill: one at a time, on a loaded machine
+# the last host could hear of the first one's loss and start a round before its own kill.
 kill_host() {  # kill_host JOB HOST...
   local job=$1 hosts pids p parent first=""
   shift
