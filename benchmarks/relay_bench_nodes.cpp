@@ -1,7 +1,7 @@
-// K simulated nodes' relays to the workers' store (store/worker_store_relay.hpp) in one process,
-// for benchmarks/torch_store.py: each connects to the store at PORT and listens on loopback; one
-// thread drives them all (each relay's epoll set sits in this process's own). Prints their
-// ports on one line, serves until SIGTERM, then prints the process's peak resident memory.
+// K simulated nodes' relays to the workers' store (store/relay/worker_store_relay.hpp) in one
+// process, for benchmarks/torch_store.py: each connects to the store at PORT and listens on
+// loopback; one thread drives them all (each relay's epoll set sits in this process's own). Prints
+// their ports on one line, serves until SIGTERM, then prints the process's peak resident memory.
 //   usage: relay_bench_nodes PORT K
 #include <signal.h>
 #include <sys/epoll.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "peak_memory.hpp"
-#include "store/worker_store_relay.hpp"
+#include "store/relay/worker_store_relay.hpp"
 
 namespace {
 

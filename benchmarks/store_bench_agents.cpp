@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/wire.hpp"
+#include "store/launchers/wire.hpp"
 
 using aml::store::FrameWriter;
 using aml::store::Opcode;

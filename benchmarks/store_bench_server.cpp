@@ -2,7 +2,10 @@
 // benchmarks/torch_store.py (torch's door, the workers' store): serves until SIGTERM, then
 // prints the peak connection count, the server's memory per connection at that peak, and the
 // whole process's peak resident memory.
-//   usage: store_bench_server PORT TOKEN [torch]
+//   usage: store_bench_server PORT TOKEN [torch|shared]
+//   torch: torch's door on a socket of its own; shared: as node 0 serves it, the launchers'
+//   door on the socket and torch's behind it (a connection's first bytes choose), each on a
+//   thread of its own.
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,9 +14,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "peak_memory.hpp"
-#include "store/store_server.hpp"
+#include "store/core/store_server.hpp"
 
 namespace {
 
@@ -37,15 +41,33 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_NOFILE, &limit);
   aml::store::ServerOptions options;
   options.token = argv[2];
-  if (argc == 4 && std::string(argv[3]) == "torch") {
+  const std::string mode = argc == 4 ? argv[3] : "";
+  if (mode == "torch") {
     options.door = aml::store::Door::torch;
     options.admitted = std::make_shared<aml::store::AdmittedHosts>();
   }
+  if (mode == "shared") options.torch_doorway = std::make_shared<aml::store::TorchDoorway>();
   auto server = aml::store::StoreServer::listen("127.0.0.1", std::atoi(argv[1]), options);
   if (!server) {
     std::fprintf(stderr, "%s\n", server.error().message().c_str());
     return 1;
   }
+  // shared: the workers' store behind the doorway, serving on a thread of its own.
+  std::unique_ptr<aml::store::StoreServer> behind;
+  std::thread behind_thread;
+  if (mode == "shared") {
+    aml::store::ServerOptions torch;
+    torch.door = aml::store::Door::torch;
+    torch.admitted = std::make_shared<aml::store::AdmittedHosts>();
+    auto made = aml::store::StoreServer::behind_doorway((*server)->port(), torch);
+    if (!made) return 1;
+    behind = std::move(*made);
+    options.torch_doorway->open(behind.get(), torch.admitted);
+    behind_thread = std::thread([&] { behind->run(); });
+  }
+  auto connections = [&] {
+    return (*server)->connection_count() + (behind ? behind->connection_count() : 0);
+  };
   std::printf("port %d\n", (*server)->port());
   std::fflush(stdout);
   const long idle_kib = resident_kib();
@@ -54,11 +76,16 @@ int main(int argc, char** argv) {
   std::size_t peak_bookkeeping = 0;
   while (!stop) {
     (*server)->poll_once(100);
-    if ((*server)->connection_count() > peak) {
-      peak = (*server)->connection_count();
+    if (connections() > peak) {
+      peak = connections();
       peak_kib = resident_kib();
-      peak_bookkeeping = (*server)->connection_memory();
+      peak_bookkeeping = behind ? behind->connection_memory() : (*server)->connection_memory();
     }
+  }
+  if (behind) {
+    options.torch_doorway->close();
+    behind->stop();
+    behind_thread.join();
   }
   std::printf(
       "peak_connections %zu rss_per_connection_bytes %ld bookkeeping_per_connection_bytes %zu "

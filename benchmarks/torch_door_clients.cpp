@@ -1,6 +1,8 @@
-// N simulated ranks of a torch job meeting at a store in torch's own protocol (the legacy
-// numbering, which torch 1.13's server and the launcher's door both speak), in one process on
-// epoll: the shape of init_process_group's start under TORCHELASTIC_USE_AGENT_STORE=True.
+// N simulated ranks of a torch job meeting at a store in torch's own protocol, in one process on
+// epoll: the shape of init_process_group's start under TORCHELASTIC_USE_AGENT_STORE=True. The
+// legacy numbering (torch <= 2.1's clients; torch 1.13's server and the launcher's door speak
+// it), or with TORCH_WIRE=validated torch >= 2.2's: VALIDATE first, then its numbering (the
+// libuv server of torch >= 2.4 and the launcher's door speak it).
 // Each rank connects, rank 0 sets its key (Gloo's addresses, NCCL's unique id), every rank
 // adds itself to the barrier's count, the one that completes it sets "go", and every rank
 // waits for "go" and rank 0's key, then reads rank 0's key. Prints when its first rank began to
@@ -51,7 +53,12 @@ struct Rank {
   std::string in, out;
 };
 
-constexpr char kSet = 0, kGet = 2, kAdd = 3, kWait = 5;  // torch <= 2.1's numbering
+// torch <= 2.1's numbering; validated() moves them to torch >= 2.2's.
+char kSet = 0, kGet = 2, kAdd = 3, kWait = 5;
+bool validated() {
+  const char* wire = std::getenv("TORCH_WIRE");
+  return wire != nullptr && std::string(wire) == "validated";
+}
 const std::string kRank0Key = "/rank0", kArrived = "/arrived", kGo = "/go";
 
 }  // namespace
@@ -62,6 +69,7 @@ double monotonic_seconds(std::chrono::steady_clock::time_point t) {
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 6) return 2;
+  if (validated()) kSet = 1, kGet = 3, kAdd = 4, kWait = 6;
   const int n = std::atoi(argv[2]);
   const int first = argc == 6 ? std::atoi(argv[3]) : 0;
   const int count = argc == 6 ? std::atoi(argv[4]) : n;
@@ -149,6 +157,10 @@ int main(int argc, char** argv) {
       }
       if (r.phase == Phase::connecting && (events[e].events & EPOLLOUT)) {
         ++connected;
+        if (validated()) {  // VALIDATE 0x3C85F7CE: no reply
+          r.out += '\0';
+          for (int b = 0; b < 4; ++b) r.out += static_cast<char>((0x3C85F7CEu >> (8 * b)) & 0xff);
+        }
         if (first + i == 0) {
           r.out += kSet;
           put_str(r.out, kRank0Key);

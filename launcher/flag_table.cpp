@@ -104,13 +104,17 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "Per-process launch (srun per task, mpirun per rank): each rank's launcher alone, without "
    "the others (no fail-fast across ranks; the workers keep the scheduler's MASTER_PORT)",
    T::none, "", ""},
-  {worker_store, "--worker-store", Takes::value, "launcher|torch", "AML_LAUNCH_WORKER_STORE",
+  {worker_store, "--worker-store", Takes::value, "launcher|relay|torch", "AML_LAUNCH_WORKER_STORE",
    true, "launcher",
    "Who serves the workers' torch store at MASTER_ADDR:MASTER_PORT: launcher, node 0's "
-   "launcher, in torch's own protocol, open to the job's hosts alone, outliving any worker and "
-   "empty at each round (TORCHELASTIC_USE_AGENT_STORE=True); torch, rank 0's worker hosts "
-   "torch's own server, open to anyone who reaches it (TORCHELASTIC_USE_AGENT_STORE=False)",
-   T::none, "", "launcher torch"},
+   "launcher, in torch's own protocol on the launchers' own port (every worker of every node "
+   "gets node 0's address and that one port), open to the job's hosts alone, outliving any "
+   "worker and empty at each round (TORCHELASTIC_USE_AGENT_STORE=True); relay, the same, but "
+   "every other node's workers reach it through their own launcher at 127.0.0.1 (one "
+   "connection a node; also chosen by node 0 where its descriptors cannot hold every rank); "
+   "torch, rank 0's worker hosts torch's own server at a port node 0 picks, open to anyone who "
+   "reaches it (TORCHELASTIC_USE_AGENT_STORE=False)",
+   T::none, "", "launcher relay torch"},
   {local_addr, "--local-addr --local_addr", Takes::value, "HOST", "", false, "",
    "torchrun's address of this node for the others; here the workers meet at node 0's "
    "address as the rendezvous names it",
@@ -154,6 +158,11 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
   {tag, "--tag", Takes::value, "TEMPLATE|none", "", false, "\"[rank {rank}] \" with 2 or more workers",
    "Prefix of each console line: a template with {rank} and {local_rank}, or none",
    T::none, "", "none"},
+  {log_line_prefix_template, "--log-line-prefix-template --log_line_prefix_template",
+   Takes::value, "TEMPLATE", "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", true, "",
+   "torchrun's prefix of each console line: ${rank}, ${local_rank}, ${role_name} and "
+   "${hostname} in it are the worker's (--tag, where given, wins)",
+   T::same, "", ""},
   {local_ranks_filter, "--local-ranks-filter --local_ranks_filter", Takes::value, "R,R,...", "",
    false, "every local rank",
    "Show only these local ranks on the console, e.g. 0 or 0,3 (log files get all)",
@@ -279,6 +288,10 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "", ""},
   {version, "--version", Takes::nothing, "", "", false, "",
    "Print the version, the target and the communicator backends, and exit", T::none, "", ""},
+  {print_completion, "--print-completion", Takes::value, "bash|zsh|tcsh", "", false, "",
+   "Print aml-launch's shell completion and exit: source <(aml-launch --print-completion "
+   "bash), the same for zsh, or eval in tcsh",
+   T::same, "", "bash zsh tcsh"},
 }};
 // clang-format on
 

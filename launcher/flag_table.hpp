@@ -42,6 +42,7 @@ enum class FlagId : std::uint8_t {
   term_timeout,
   log_dir,
   tag,
+  log_line_prefix_template,
   local_ranks_filter,
   redirects,
   tee,
@@ -73,8 +74,9 @@ enum class FlagId : std::uint8_t {
   // The program itself.
   help,
   version,
+  print_completion,
 };
-inline constexpr int kFlagCount = static_cast<int>(FlagId::version) + 1;
+inline constexpr int kFlagCount = static_cast<int>(FlagId::print_completion) + 1;
 
 enum class Takes : std::uint8_t {
   nothing,         // a switch

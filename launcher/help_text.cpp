@@ -90,10 +90,12 @@ Every worker gets: RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_R
 GROUP_WORLD_SIZE ROLE_RANK ROLE_WORLD_SIZE ROLE_NAME MASTER_ADDR MASTER_PORT AML_LAUNCH_WORKER
 AML_LAUNCH_SOURCE AML_LAUNCH_RUN_ID AML_LAUNCH_RESTART_COUNT, as torchrun sets them
 TORCHELASTIC_RUN_ID TORCHELASTIC_RESTART_COUNT TORCHELASTIC_MAX_RESTARTS
-TORCHELASTIC_USE_AGENT_STORE (True: the launcher serves torch's store at MASTER_PORT, and on
-a node other than node 0 MASTER_ADDR is 127.0.0.1, where this node's launcher carries the
-workers' calls to node 0's, and AML_LAUNCH_NODE0_ADDR is node 0's address; False with
---worker-store torch, where rank 0's worker hosts it) and
+TORCHELASTIC_USE_AGENT_STORE (True: node 0's launcher serves torch's store at
+MASTER_ADDR:MASTER_PORT, node 0's address and the launchers' own port on every node, and keeps
+MASTER_PORT+1 to +16 free there; with a relay (--worker-store relay, or where node 0's
+descriptors cannot hold every rank) MASTER_ADDR is 127.0.0.1 on the other nodes, where their
+launcher carries the workers' calls to node 0's, and AML_LAUNCH_NODE0_ADDR is node 0's address;
+False with --worker-store torch, where rank 0's worker hosts it) and
 TORCH_NCCL_ASYNC_ERROR_HANDLING=1 when unset,
 AML_LAUNCH_STORE, AML_LAUNCH_STORE_TOKEN, AML_LAUNCH_STORE_AUTH and AML_LAUNCH_STORE_KEY (node
 0's store, or on one node this launcher's on loopback; a key for workers, never the job's secret),

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "plan/launch_plan.hpp"
-#include "store/store_host.hpp"
+#include "store/core/store_host.hpp"
 
 namespace aml {
 

@@ -17,6 +17,7 @@
 #include "net/local_host.hpp"
 #include "node_group_setup.hpp"
 #include "options.hpp"
+#include "output_setup.hpp"
 #include "placement_setup.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan_inputs.hpp"
@@ -48,22 +49,6 @@ std::vector<std::string> environ_with(const Env& base, const EnvList& added) {
   std::vector<std::string> out;
   out.reserve(merged.size());
   for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
-  return out;
-}
-
-OutputOptions output_options(const Options& options, const LaunchPlan& plan, const Env& env) {
-  OutputOptions out;
-  if (!options.tag) {
-    if (plan.workers.size() > 1) out.tag_template = "[rank {rank}] ";
-  } else if (*options.tag != "none") {
-    out.tag_template = *options.tag;
-  }
-  out.console_local_ranks = options.local_ranks_filter;
-  if (options.log_dir) {
-    out.log_dir = *options.log_dir;
-  } else if (has(env, "AZUREML_RUN_ID")) {
-    out.log_dir = "user_logs";  // Azure ML's std_log_process_<rank>.txt layout
-  }
   return out;
 }
 
@@ -182,7 +167,7 @@ int run(int argc, char** argv) {
   Env env = env_from(environ);
   const Machine machine = real_machine();
   if (auto error = count_nproc_word(options, env, machine)) return fail(*error);
-  auto program = program_command(options.program, env);
+  auto program = program_command(options.program, env, launcher_dir());
   if (!program) return fail(program.error());
   options.command = program->argv;
   options.program_interpreter = program->interpreter;
@@ -282,7 +267,8 @@ int run(int argc, char** argv) {
         if (!members.empty()) say_after_workers(options, members);
       }
       relay.reset();  // the last round's store is gone, and its trunk with it
-      if (relays_workers_store(plan, *inputs, round_topology)) {
+      round_inputs.worker_master_addr.clear();
+      if (agreed->relay && relays_workers_store(plan, *inputs, round_topology)) {
         auto started = RelayHost::start(round_topology.master_addr, agreed->worker_master_port,
                                         "127.0.0.1", 0);
         if (!started) return started.error();
@@ -301,9 +287,16 @@ int run(int argc, char** argv) {
                              "): all " + std::to_string(agreed->node_count) + " nodes joined ") +
           phase + " round " + std::to_string(restart_count) +
           ", MASTER_PORT for the workers: " + std::to_string(agreed->worker_master_port) +
-          (relay ? " (this node's workers reach it through this launcher, at 127.0.0.1:" +
-                       std::to_string(relay->port()) + ")"
-                 : "") +
+          (relay ? " (this node's workers reach it through this launcher's relay, at "
+                   "MASTER_ADDR 127.0.0.1, MASTER_PORT " +
+                       std::to_string(relay->port()) +
+                       ", and node 0's address in "
+                       "AML_LAUNCH_NODE0_ADDR: " +
+                       *agreed->relay + ")"
+           : agreed->relay && node.node_rank == 0
+               ? " (the other nodes' workers reach it through their own launcher's relay: " +
+                     *agreed->relay + ")"
+               : "") +
           (round_inputs.jax
                ? "; jax: process 0's coordinator at " + round_inputs.jax->coordinator_host + ":" +
                      std::to_string(round_inputs.jax->coordinator_port) + " (listening on " +

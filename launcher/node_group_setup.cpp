@@ -7,16 +7,13 @@
 
 #include "etcd/etcd_access.hpp"
 #include "rendezvous_engine.hpp"
-#include "store/handshake.hpp"
-#include "store/munge_credential.hpp"
+#include "store/launchers/handshake.hpp"
+#include "store/launchers/munge_credential.hpp"
 #include "topology/rdzv_backend.hpp"
 #include "util/hex.hpp"
 
 namespace aml {
 namespace {
-
-// The port of node 0's store when the scheduler names none (torchrun's default).
-constexpr int kDefaultStorePort = 29500;
 
 // The backend by name, with etcd's members (no access settings yet).
 Result<RendezvousBackend> rendezvous_backend_named(const Options& options, const Env& env) {
@@ -127,7 +124,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.auth = auth;
   group.backend = backend;
   group.master_addr = t.master_addr;
-  group.master_port = t.master_port != 0 ? t.master_port : kDefaultStorePort;
+  group.master_port = t.master_port != 0 ? t.master_port : kDefaultMasterPort;
   group.token = !options.rdzv_id.empty() ? options.rdzv_id : plan.run_id;
   // Per process, each rank's launcher is a member, with that one worker.
   group.self.node_rank = per_process ? t.rank : t.node_rank;
@@ -141,6 +138,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.self.max_restarts = options.max_restarts;
   group.self.tf_ports = inputs.tf_ports;
   group.serve_workers_store = plan.worker_store.by_launcher;
+  group.relay_asked = plan.worker_store.relay;
   group.jax_coordinator = plan.jax.has_value();
   group.rdzv_timeout =
       std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));

@@ -9,11 +9,15 @@
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
-#include "store/job_auth.hpp"
+#include "store/launchers/job_auth.hpp"
 
 namespace aml {
 
 bool joins_group(const Options& options, const Topology& t);
+
+// The job's MASTER_PORT where the launch names none and the launchers meet (torchrun's
+// --master-port default): every node must arrive at the same one, so it is never a local pick.
+inline constexpr int kDefaultMasterPort = 29500;
 
 // How this job's store admits its members: the secret (then removed from this process's
 // environment and from `env`, so that no worker or tool inherits it), munge under Slurm, or

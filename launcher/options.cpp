@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "artifact.hpp"
+#include "completion.hpp"
 #include "help_text.hpp"
 #include "topology/numbers.hpp"
 
@@ -80,6 +81,9 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   }
   if (line.has(log_dir)) options.log_dir = line.value(log_dir);
   if (line.has(tag)) options.tag = line.value(tag);
+  if (line.has(log_line_prefix_template)) {
+    options.log_line_prefix_template = line.value(log_line_prefix_template);
+  }
   if (line.has(local_ranks_filter)) {
     auto ranks =
         parse_rank_list(flag_name(line, local_ranks_filter), line.value(local_ranks_filter));
@@ -91,12 +95,14 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   options.no_group = line.has(no_group);
   if (line.has(worker_store)) {
     const std::string& store = line.value(worker_store);
-    if (store != "launcher" && store != "torch") {
+    if (store != "launcher" && store != "torch" && store != "relay") {
       return invalid(flag_name(line, worker_store), store,
-                     "launcher (the launcher serves the workers' torch store) or torch (rank 0's "
-                     "worker does)");
+                     "launcher (node 0's launcher serves the workers' torch store at "
+                     "MASTER_PORT), relay (so, and every other node's workers reach it through "
+                     "their own launcher) or torch (rank 0's worker serves it)");
     }
     options.torch_hosts_worker_store = store == "torch";
+    options.relay_worker_store = store == "relay";
   }
   options.virtual_local_rank = line.has(virtual_local_rank);
   if (line.has(role)) {
@@ -223,6 +229,13 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   }
   if (line.has(version)) {
     std::cout << version_text() << "\n";
+    return ExitNow{0};
+  }
+  if (line.has(print_completion)) {
+    auto script = completion_script(line.value(print_completion));
+    if (!script)
+      return invalid("--print-completion", line.value(print_completion), "bash, zsh or tcsh");
+    std::cout << *script;
     return ExitNow{0};
   }
   take_flag_variables(line,

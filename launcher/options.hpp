@@ -57,10 +57,14 @@ struct Options {
   bool exec = false;
   bool no_group = false;  // per-process: each rank's launcher alone (no store, no fail-fast)
   bool torch_hosts_worker_store = false;  // --worker-store torch: rank 0's worker serves it
-  bool virtual_local_rank = false;        // each worker sees its GPU alone, as device 0
-  std::optional<std::string> role;        // --role: the workers' ROLE_NAME
-  std::optional<std::string> preflight;   // --preflight[=backend]: gloo, mpi or nccl
-  double preflight_min_busbw = 0;         // GB/s; 0: no floor
+  bool relay_worker_store = false;
+  // torchrun's ${rank} ${local_rank} ${role_name} ${hostname} template of a console line.
+  std::optional<std::string>
+      log_line_prefix_template;     // --worker-store relay: each node's workers through its relay
+  bool virtual_local_rank = false;  // each worker sees its GPU alone, as device 0
+  std::optional<std::string> role;  // --role: the workers' ROLE_NAME
+  std::optional<std::string> preflight;  // --preflight[=backend]: gloo, mpi or nccl
+  double preflight_min_busbw = 0;        // GB/s; 0: no floor
   Framework framework = Framework::pytorch;
   bool framework_given = false;  // --framework on the command line (else a default may apply)
   BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)

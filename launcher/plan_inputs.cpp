@@ -2,6 +2,7 @@
 // plan is built (DESIGN §1: build_plan itself stays pure).
 #include "plan_inputs.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +86,24 @@ std::optional<Error> count_nproc_word(Options& options, const Env& env, const Ma
   return std::nullopt;
 }
 
+// On node 0, where its hard descriptor limit cannot hold a connection a rank: what node 0 will
+// do at the rendezvous (NodeGroup::relay_for), said in --dry-run. The other nodes cannot know
+// node 0's limit before it.
+std::optional<std::string> relay_on_node0(const Options& options, const Topology& t,
+                                          const WorkerStorePlan& store) {
+  if (!store.by_launcher || store.relay || t.launch != Launch::per_node || t.elastic ||
+      t.node_rank != 0 || !joins_group(options, t))
+    return std::nullopt;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max == RLIM_INFINITY) return std::nullopt;
+  const auto needed = static_cast<rlim_t>(t.world_size) + static_cast<rlim_t>(t.nnodes) + 256;
+  if (needed <= limit.rlim_max) return std::nullopt;
+  return "node 0's hard descriptor limit (" + std::to_string(limit.rlim_max) +
+         ") cannot hold a connection for each of the job's " + std::to_string(t.world_size) +
+         " ranks: the other nodes' workers will reach it through their own launcher's relay "
+         "(MASTER_ADDR 127.0.0.1, node 0's address in AML_LAUNCH_NODE0_ADDR)";
+}
+
 // Who serves the workers' torch store (DESIGN §3): a launcher that stays beside them and knows
 // the job's hosts; rank 0's worker where no such launcher is there, or where asked.
 WorkerStorePlan worker_store_for(const Options& options, const Topology& t) {
@@ -92,11 +111,17 @@ WorkerStorePlan worker_store_for(const Options& options, const Topology& t) {
   if (options.exec) return {false, "--exec: no launcher stays beside the workers"};
   if (t.source == "torchrun") return {false, "torchrun's, as it set it (its agent or rank 0)"};
   if (joins_group(options, t)) {
-    return {true, t.launch == Launch::per_process
-                      ? "rank 0's launcher, open to the job's hosts alone, new at each round"
-                      : "node 0's launcher, open to the job's hosts alone, new at each round; "
-                        "the other nodes' workers reach it through their own launcher "
-                        "(MASTER_ADDR 127.0.0.1)"};
+    if (options.relay_worker_store && t.launch == Launch::per_node) {
+      return {true,
+              "node 0's launcher, open to the job's hosts alone, new at each round; "
+              "--worker-store relay: the other nodes' workers reach it through their own "
+              "launcher (MASTER_ADDR 127.0.0.1, MASTER_PORT this node's relay, picked at each "
+              "round; node 0's address in AML_LAUNCH_NODE0_ADDR), one connection a node",
+              true};
+    }
+    return {true, std::string(t.launch == Launch::per_process ? "rank 0's" : "node 0's") +
+                      " launcher, on the launchers' own port (one MASTER_PORT for every worker "
+                      "of every node), open to the job's hosts alone, new at each round"};
   }
   if (t.launch == Launch::per_node || t.world_size == 1) {
     return {true, "this launcher, open to this host alone, new at each round"};
@@ -117,6 +142,8 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);
   inputs.worker_store = worker_store_for(options, topology);
+  if (auto relay = relay_on_node0(options, topology, inputs.worker_store))
+    inputs.worker_store.why += "; " + *relay;
   inputs.command = options.command;
   inputs.program = ProgramPlan{options.program_interpreter, options.program_about};
   inputs.term_timeout_seconds = options.term_timeout_seconds;
@@ -177,10 +204,17 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     elastic.node_timeout_seconds = options.node_timeout_seconds;
     inputs.elastic = elastic;
   }
-  if (topology.master_port == 0) {
+  if (topology.master_port == 0 && joins_group(options, topology)) {
+    inputs.free_port = kDefaultMasterPort;
+  } else if (topology.master_port == 0) {
     auto port = free_tcp_port();
     if (!port) return port.error();
     inputs.free_port = *port;
+  }
+  // Code in the field serves on rank 0 at MASTER_PORT+k: this launcher's picks keep off them.
+  keep_ports_free_after(topology.master_port != 0 ? topology.master_port : inputs.free_port);
+  if (inputs.worker_store.relay && !topology.elastic && topology.node_rank != 0) {
+    inputs.worker_master_addr = "127.0.0.1";  // this node's relay, at a port of each round's
   }
   if (inputs.worker_store.by_launcher && !joins_group(options, topology)) {
     // One node: torch's store takes MASTER_PORT, so the rank library (aml::comm, aml-preflight)

@@ -6,7 +6,7 @@
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/rendezvous_backend.hpp"
-#include "store/job_auth.hpp"
+#include "store/launchers/job_auth.hpp"
 #include "topology/env.hpp"
 
 namespace aml {

@@ -33,12 +33,31 @@ std::string needs_python(const ProgramOptions& program) {
   return "";
 }
 
-Result<std::string> python_interpreter(const Env& env, const std::string& why) {
+bool is_dir(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// The Python of the virtual or conda environment whose bin/ holds aml-launch ("" if none).
+std::string environment_python(const std::string& launcher_dir) {
+  if (launcher_dir.empty()) return "";
+  const std::string root = launcher_dir + "/..";
+  if (!is_file(root + "/pyvenv.cfg") && !is_dir(root + "/conda-meta")) return "";
+  for (const char* name : {"python3", "python"}) {
+    const std::string path = launcher_dir + "/" + name;
+    if (is_file(path) && can_run(path)) return path;
+  }
+  return "";
+}
+
+Result<std::string> python_interpreter(const Env& env, const std::string& launcher_dir,
+                                       const std::string& why) {
   if (const std::string* chosen = find(env, "PYTHON_EXEC"); chosen && !chosen->empty()) {
     auto found = find_program(*chosen);
     if (!found) return invalid("PYTHON_EXEC", *chosen, "a Python interpreter that can run");
     return *found;
   }
+  if (std::string own = environment_python(launcher_dir); !own.empty()) return own;
   for (const char* name : {"python3", "python"}) {
     if (auto found = find_program(name)) return *found;
   }
@@ -51,7 +70,17 @@ Result<std::string> python_interpreter(const Env& env, const std::string& why) {
 
 }  // namespace
 
-Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env) {
+std::string launcher_dir() {
+  char path[4096];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "";
+  const std::string exe(path, static_cast<std::size_t>(n));
+  const auto slash = exe.rfind('/');
+  return slash == std::string::npos ? "" : exe.substr(0, slash);
+}
+
+Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env,
+                                       const std::string& launcher_dir) {
   ProgramCommand out;
   if (program.words.empty()) return out;
   const std::string why = needs_python(program);
@@ -61,15 +90,16 @@ Result<ProgramCommand> program_command(const ProgramOptions& program, const Env&
         program.no_python ? "--no-python: the program runs as it is" : "the program runs as it is";
     return out;
   }
-  auto python = python_interpreter(env, why);
+  auto python = python_interpreter(env, launcher_dir, why);
   if (!python) return python.error();
   out.interpreter = *python;
   out.argv = {*python, "-u"};
   if (program.module) out.argv.push_back("-m");
   out.argv.insert(out.argv.end(), program.words.begin(), program.words.end());
   out.about = why + ": it runs under " + *python +
-              " -u, as torchrun runs it (PYTHON_EXEC names another interpreter; "
-              "--no-python runs the program as it is)";
+              " -u, as torchrun runs it (PYTHON_EXEC names another interpreter; else the "
+              "Python of the virtual or conda environment aml-launch is installed in, else "
+              "python3 on PATH; --no-python runs the program as it is)";
   return out;
 }
 

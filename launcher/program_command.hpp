@@ -2,7 +2,9 @@
 // .py file, or a file that cannot be run itself) runs under Python with -u, -m a module; any
 // other program, --no-python, and a program after -- run as they are (after --, a .py file
 // that cannot be run itself still gets Python). aml-launch has no Python of its own: the
-// interpreter is PYTHON_EXEC (torchrun's variable), else python3, else python on PATH.
+// interpreter is PYTHON_EXEC (torchrun's variable), else the environment's where aml-launch was
+// installed into a virtual or conda environment (torchrun runs sys.executable: its own
+// environment's), else python3, else python on PATH.
 #pragma once
 
 #include <aml/error.hpp>
@@ -20,6 +22,11 @@ struct ProgramCommand {
   std::string about;              // for --dry-run: how it runs, why, and how to choose otherwise
 };
 
-Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env);
+// The folder of this executable (where pip or conda installed it), "" if it cannot be read.
+std::string launcher_dir();
+
+// `launcher_dir`: the folder aml-launch's own executable is in (its environment's bin/).
+Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env,
+                                       const std::string& launcher_dir);
 
 }  // namespace aml

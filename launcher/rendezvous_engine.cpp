@@ -38,6 +38,9 @@ Result<RendezvousEngine> etcd_engine(const GroupOptions& options) {
 // first to take the port) and every node connects to it. etcd: every node holds a session.
 Result<RendezvousEngine> rendezvous_engine_for(GroupOptions& options) {
   if (!options.admitted) options.admitted = std::make_shared<store::AdmittedHosts>();
+  // The workers' torch store shares node 0's socket (DESIGN §3: one MASTER_PORT).
+  if (options.serve_workers_store && !options.torch_doorway)
+    options.torch_doorway = std::make_shared<store::TorchDoorway>();
   if (options.backend.kind == RendezvousBackend::Kind::etcd) return etcd_engine(options);
   RendezvousEngine engine;
   std::string dial = options.master_addr;
@@ -48,10 +51,11 @@ Result<RendezvousEngine> rendezvous_engine_for(GroupOptions& options) {
     serving.token = options.token;
     serving.auth = options.auth.server_auth(options.token);
     serving.vouched = options.admitted;  // its proven launchers' hosts: the workers' too
+    serving.torch_doorway = options.torch_doorway;
     auto started = StoreHost::start_with(
         bind, options.master_port, std::move(serving),
-        "node 0 serves the rendezvous store on MASTER_PORT, so that port must be free there "
-        "(the workers get a port of their own)",
+        "node 0 serves the job's store on MASTER_PORT (the launchers' and the workers', one "
+        "port), so that port must be free there",
         "aml-launch");
     if (started) {
       engine.host = std::move(*started);

@@ -92,7 +92,7 @@ class StoreClient {
 
  private:
   StoreClient(int fd, std::string where) : fd_(fd), where_(std::move(where)) {}
-  // The handshake of store/handshake.hpp, from the client's side.
+  // The handshake of store/launchers/handshake.hpp, from the client's side.
   Result<bool> handshake(const std::string& token, const StoreCredentials& credentials);
   // Sends one request frame and reads one reply body (its status byte first).
   Result<std::string> call(const std::string& frame,

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "net/local_host.hpp"
-#include "store/job_auth.hpp"
+#include "store/launchers/job_auth.hpp"
 #include "topology/host_port.hpp"
 #include "topology/worker_marker.hpp"
 

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "store/store_host.hpp"
+#include "store/core/store_host.hpp"
 
 namespace aml::comm {
 

@@ -12,6 +12,13 @@ namespace aml {
 // coordinator and TensorFlow's servers all do.
 Result<int> free_tcp_port();
 
+// Ports next to the workers' MASTER_PORT that this process never picks: code in the field
+// hosts servers of its own on rank 0 at MASTER_PORT+k (Megatron-LM's in-process restart at +1
+// and +2, MSCCL++'s bootstrap at +1), which find them free, as under torchrun.
+inline constexpr int kPortsKeptFree = 16;
+// From now on free_tcp_port picks none of port+1 to port+kPortsKeptFree (the last call counts).
+void keep_ports_free_after(int port);
+
 // Lets the port go (a round's ports once the round is over); a port not held is ignored.
 void release_tcp_port(int port);
 

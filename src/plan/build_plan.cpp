@@ -11,13 +11,18 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   plan.flag_notes = inputs.flag_notes;
   plan.run_id = !inputs.run_id.empty() ? inputs.run_id : topology.run_id;
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;
-  // On several nodes the job's port is the store's and node 0 picks one for the workers at
-  // the rendezvous; a single node has no store and gives the workers the job's port.
+  // Every worker of every node meets at the job's port (DESIGN §3): on several nodes the
+  // launchers' store shares it with torch's door. Known only at the rendezvous under etcd (each
+  // round's node 0 serves the store at a port of its own), where rank 0's worker hosts torch's
+  // store (node 0 picks it a port), and at this node's relay.
   const bool meets_other_nodes = (topology.launch == Launch::per_node && topology.nnodes > 1) ||
                                  inputs.per_process_group || topology.elastic.has_value();
-  plan.worker_master_port = inputs.worker_master_port != 0 ? inputs.worker_master_port
-                            : meets_other_nodes            ? 0  // not known before the rendezvous
-                                                           : plan.topology.master_port;
+  const bool on_etcd = inputs.rendezvous && inputs.rendezvous->backend == "etcd";
+  const bool at_store_port =
+      inputs.worker_store.by_launcher && !on_etcd && inputs.worker_master_addr.empty();
+  plan.worker_master_port = inputs.worker_master_port != 0        ? inputs.worker_master_port
+                            : !meets_other_nodes || at_store_port ? plan.topology.master_port
+                                                                  : 0;  // given at the rendezvous
 
   plan.worker_master_addr = inputs.worker_master_addr;
   plan.jax = inputs.jax;

@@ -69,6 +69,7 @@ struct JaxPlan {
 struct WorkerStorePlan {
   bool by_launcher = true;  // node 0's launcher (one node: this one); false: rank 0's worker
   std::string why;
+  bool relay = false;  // --worker-store relay: the nodes but node 0 reach it through their relay
 };
 
 struct LaunchPlan {
@@ -109,9 +110,10 @@ struct PlanInputs {
   bool nccl_async_set = false;   // TORCH_NCCL_ASYNC_ERROR_HANDLING already in the environment
   bool agent_store_set = false;  // TORCHELASTIC_USE_AGENT_STORE already (under torchrun)
   std::string run_id;            // from --run-id, else the scheduler's, else generated
-  int free_port = 0;             // a free local port, used when the job names none
-  std::string route_ifname;      // the interface whose route reaches MASTER_ADDR
-  std::string route_reason;      // how it was found, or why none was
+  // The port used when the job names none: a free local one alone, 29500 where launchers meet.
+  int free_port = 0;
+  std::string route_ifname;  // the interface whose route reaches MASTER_ADDR
+  std::string route_reason;  // how it was found, or why none was
   int cpu_count = 1;
   int restart_count = 0;
   bool omp_threads_set = false;        // OMP_NUM_THREADS already in the environment

@@ -84,11 +84,13 @@ std::string plan_text(const LaunchPlan& plan) {
                      t.master_port,
                      plan.worker_master_port != 0
                          ? std::to_string(plan.worker_master_port)
-                         : std::string(t.launch == Launch::per_process
-                                           ? "picked by rank 0's launcher when the ranks' "
-                                             "launchers meet; this port is their store's"
-                                           : "picked by node 0 at the rendezvous; this port is the "
-                                             "store's")));
+                         : std::string(!plan.worker_master_addr.empty()
+                                           ? "this node's relay's, picked at each round"
+                                           : "for rank 0's worker's store, picked by " +
+                                                 std::string(t.launch == Launch::per_process
+                                                                 ? "rank 0's launcher"
+                                                                 : "node 0") +
+                                                 " at the rendezvous")));
   }
   line(fmt::format("workers' store:  {} ({})",
                    plan.worker_store.by_launcher ? "served by aml-launch" : "rank 0's worker",

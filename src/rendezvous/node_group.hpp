@@ -19,8 +19,8 @@
 #include "rendezvous/node_info.hpp"
 #include "rendezvous/rendezvous_backend.hpp"
 #include "rendezvous/rendezvous_client.hpp"
-#include "store/job_auth.hpp"
-#include "store/store_host.hpp"
+#include "store/core/store_host.hpp"
+#include "store/launchers/job_auth.hpp"
 #include "supervisor/peer_link.hpp"
 #include "util/unique_fd.hpp"
 
@@ -47,6 +47,11 @@ struct GroupOptions {
   // Each round's node 0 serves its workers' store in torch's protocol (DESIGN §3), open to
   // the job's hosts alone; false: rank 0's worker hosts torch's own (--worker-store torch).
   bool serve_workers_store = true;
+  // torch's door on the store's socket (store/torch/torch_doorway.hpp): node 0's store, or under
+  // etcd the one each round's node 0 serves, hands torch's connections through it to the
+  // round's workers' store.
+  std::shared_ptr<store::TorchDoorway> torch_doorway;
+  bool relay_asked = false;      // --worker-store relay: every node's workers through its relay
   bool jax_coordinator = false;  // --framework jax: node 0 picks the coordinator's port
   // Who may use it: this host, the addresses node 0's proven launchers came from, and every
   // round's members (NodeGroup::start makes it).
@@ -70,6 +75,9 @@ struct Agreement {
   int worker_master_port = 0;    // picked by node 0: the workers' own MASTER_PORT
   int jax_coordinator_port = 0;  // picked by node 0 (--framework jax): process 0's coordinator
   int worker_store_port = 0;     // etcd: the workers' store, served by this round's node 0
+  // Why the nodes but node 0 carry their workers' store calls through a relay of their own
+  // (nullopt: every worker meets node 0's store directly).
+  std::optional<std::string> relay;
   int node_count = 0;
   // By node rank: on node 0 every node; on the others only where they need them all (the
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made
@@ -192,7 +200,8 @@ class NodeGroup : public PeerLink {
   std::string elastic_key(int round, const std::string& name) const;
   std::string place_key(int round, long launcher) const;  // where its place is given
   Result<Agreement> lead_round();
-  Result<bool> open_workers_ports(Agreement& agreement);  // node 0
+  Result<bool> open_workers_ports(Agreement& agreement);                   // node 0
+  std::optional<std::string> relay_for(const Agreement& agreement) const;  // node 0
   std::string verdict_of(const Agreement& agreement, const std::string& error) const;
   // Under etcd, an elastic round after the first starts at once (node_group_round_at_once.cpp):
   // node 0 says its verdict with its own entry, a member's seat is its entry, and node 0 looks

@@ -2,6 +2,7 @@
 // job's, given by node 0 just before: node_group_elastic.cpp); node 0 collects them all, checks
 // that they agree on the job, picks the workers' port, and writes one verdict that every node
 // reads.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "net/free_port.hpp"
@@ -159,11 +160,15 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
 }
 
 Result<int> NodeGroup::serve_workers_store() {
+  torch_store_.reset();    // behind the last round's socket
   workers_store_.reset();  // the last round's
   const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
-  auto started =
-      StoreHost::start(bind, 0, options_.token, options_.auth.server_auth(options_.token),
-                       "this round's node 0 serves its workers' store", "aml-launch");
+  store::ServerOptions serving;
+  serving.token = options_.token;
+  serving.auth = options_.auth.server_auth(options_.token);
+  serving.torch_doorway = options_.torch_doorway;  // torch's door shares its port
+  auto started = StoreHost::start_with(
+      bind, 0, std::move(serving), "this round's node 0 serves its workers' store", "aml-launch");
   if (!started) return started.error();
   workers_store_ = std::move(*started);
   return workers_store_->port();
@@ -177,26 +182,34 @@ Result<bool> NodeGroup::all_exist(const std::string& name) {
   return true;
 }
 
-// Where this round's workers meet: their MASTER_PORT (torch's store, served here unless rank
-// 0's worker hosts it) and, under etcd, the store node 0 serves the rank library.
+// Where this round's workers meet (DESIGN §3): their MASTER_PORT is the store's own port
+// (node 0's store: the job's; under etcd, the one this round's node 0 serves), where torch's
+// door shares the socket, unless rank 0's worker hosts torch's store at a port of its own.
 Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
-  torch_store_.reset();  // the last round's, with its keys
+  torch_store_.reset();  // the last round's, with its keys and connections
   for (int port : round_ports_) release_tcp_port(port);
   round_ports_.clear();
+  if (on_etcd()) {
+    auto store = serve_workers_store();
+    if (!store) return store.error();
+    agreement.worker_store_port = *store;
+  }
+  const int store_port = on_etcd() ? agreement.worker_store_port : options_.master_port;
+  keep_ports_free_after(store_port);
   if (options_.serve_workers_store) {
     for (const NodeInfo& node : agreement.nodes) options_.admitted->add(node.addr);
-    const std::string bind = listen_address_for(options_.self.addr, local_host(options_.self.addr));
-    auto started = StoreHost::start_workers_store(
-        bind, 0, options_.admitted, "this round's node 0 serves its workers' torch store",
-        "aml-launch");
+    auto started = StoreHost::start_behind(options_.torch_doorway, store_port, options_.admitted,
+                                           "aml-launch");
     if (!started) return started.error();
     torch_store_ = std::move(*started);
-    agreement.worker_master_port = torch_store_->port();
+    agreement.worker_master_port = store_port;
+    agreement.relay = relay_for(agreement);
   } else {
     auto port = free_tcp_port();
     if (!port) return port.error();
     round_ports_.push_back(*port);
     agreement.worker_master_port = *port;
+    keep_ports_free_after(*port);
   }
   if (options_.jax_coordinator) {
     auto port = free_tcp_port();
@@ -204,12 +217,24 @@ Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
     round_ports_.push_back(*port);
     agreement.jax_coordinator_port = *port;
   }
-  if (on_etcd()) {
-    auto store = serve_workers_store();
-    if (!store) return store.error();
-    agreement.worker_store_port = *store;
-  }
   return true;
+}
+
+// Node 0 serves every rank directly where its descriptors hold them all (raised to the hard
+// limit); the nodes' relays carry their workers over one connection a node where they do not,
+// or where the job asked for them.
+std::optional<std::string> NodeGroup::relay_for(const Agreement& agreement) const {
+  if (options_.self.on_node >= 0) return std::nullopt;  // per process: no node has a relay
+  if (options_.relay_asked) return std::string("--worker-store relay");
+  const std::uint64_t nodes = std::max<std::uint64_t>(
+      agreement.nodes.size(), static_cast<std::uint64_t>(std::max(agreement.node_count, 0)));
+  const std::uint64_t ranks = nodes * static_cast<std::uint64_t>(options_.self.nproc_per_node);
+  // A connection a rank and one a node's launcher, and room for the launcher's own files.
+  constexpr std::uint64_t kSpare = 256;
+  const std::uint64_t limit = raise_descriptor_limit();
+  if (ranks + nodes + kSpare <= limit) return std::nullopt;
+  return "node 0's descriptor limit (" + std::to_string(limit) + ") cannot hold a connection " +
+         "for each of the job's " + std::to_string(ranks) + " ranks";
 }
 
 // The verdict every member reads: node 0's entry alone, unless every node needs them all.
@@ -218,6 +243,7 @@ std::string NodeGroup::verdict_of(const Agreement& agreement, const std::string&
   verdict["error"] = error;
   verdict["worker_master_port"] = agreement.worker_master_port;
   verdict["worker_store_port"] = agreement.worker_store_port;
+  if (agreement.relay) verdict["relay"] = *agreement.relay;
   verdict["jax_coordinator_port"] = agreement.jax_coordinator_port;
   verdict["node_count"] = agreement.node_count;
   const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
@@ -312,6 +338,8 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
   agreement.round = round_;
   agreement.worker_master_port = verdict.value("worker_master_port", 0);
   agreement.worker_store_port = verdict.value("worker_store_port", 0);
+  if (verdict.contains("relay") && verdict["relay"].is_string())
+    agreement.relay = verdict["relay"].get<std::string>();
   agreement.jax_coordinator_port = verdict.value("jax_coordinator_port", 0);
   for (const auto& node : verdict.value("nodes", nlohmann::json::array())) {
     auto parsed = node_info_from_json(node.dump());

@@ -4,11 +4,13 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
@@ -73,7 +75,17 @@ struct ChildPlan {
   int memory_first_node;
   int affinity_error;  // set by the child when the kernel refused one
   int memory_error;
+  const rlimit* descriptors;  // the limit the worker gets (nullptr: the launcher's)
 };
+
+// The descriptor limit this process started with, taken before anything ran: node 0's
+// launcher raises its own to serve every rank (store/core/store_host.cpp), and its workers get the
+// limit they would have had without it, as under any other launcher.
+const rlimit kStartedDescriptors = [] {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = limit.rlim_max = RLIM_INFINITY;
+  return limit;
+}();
 
 constexpr int kPreferredMany = 5;  // MPOL_PREFERRED_MANY (Linux 5.15)
 constexpr int kPreferred = 1;      // MPOL_PREFERRED
@@ -129,6 +141,7 @@ int child_main(void* arg) {
     _exit(127);
   }
   apply_binding(plan);
+  if (plan->descriptors != nullptr) setrlimit(RLIMIT_NOFILE, plan->descriptors);
   sigprocmask(SIG_SETMASK, plan->mask, nullptr);
   execve(plan->path, plan->argv, plan->envp);
   plan->error = errno;
@@ -160,7 +173,15 @@ Result<pid_t> spawn_worker(const SpawnRequest& request, std::string* binding_ref
                  0,
                  0,
                  0,
-                 0};
+                 0,
+                 nullptr};
+  rlimit descriptors{};
+  if (kStartedDescriptors.rlim_cur != RLIM_INFINITY &&
+      getrlimit(RLIMIT_NOFILE, &descriptors) == 0 &&
+      descriptors.rlim_cur != kStartedDescriptors.rlim_cur) {
+    descriptors.rlim_cur = std::min(kStartedDescriptors.rlim_cur, descriptors.rlim_max);
+    plan.descriptors = &descriptors;
+  }
   // --bind: the affinity mask and the memory policy's node mask, made here.
   cpu_set_t* cpus = nullptr;
   std::vector<unsigned long> memory_mask;

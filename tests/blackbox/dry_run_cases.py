@@ -36,10 +36,23 @@ def run_case(binary, case):
         return f"stdout is not JSON ({e}): {done.stdout[:200]}"
     wrong = []
     for field, wanted in case["expect"].items():
-        got = [w.get("rank") for w in plan.get("workers", [])] if field == "ranks" else plan.get(field)
+        got = [w.get("rank") for w in plan.get("workers", [])] if field == "ranks" else dig(plan, field)
         if got != wanted:
             wrong.append(f"{field}={got!r}, wanted {wanted!r}")
     return "; ".join(wrong) or None
+
+
+def dig(plan, field):
+    """A field of the plan; "workers.0.env.MASTER_ADDR" walks into it."""
+    got = plan
+    for step in field.split("."):
+        if isinstance(got, list) and step.isdigit() and int(step) < len(got):
+            got = got[int(step)]
+        elif isinstance(got, dict):
+            got = got.get(step)
+        else:
+            return None
+    return got
 
 
 def main(argv):

@@ -191,4 +191,51 @@ clean MARK=$marker "$BIN" --nproc-per-node 2 -- sh -c 'sleep 600 & [ "$RANK" = 1
 sleep 0.2
 check "no process with the job's marker is left" bash -c "! grep -l 'MARK=$marker' /proc/[0-9]*/environ 2>/dev/null | grep -q ."
 
+# torchrun's --log-line-prefix-template: its macros are each worker's (and this host's).
+out=$("$BIN" --nproc-per-node 2 --log-line-prefix-template '[${role_name}${rank}:${local_rank}@${hostname}] ' \
+  -- sh -c 'echo line' 2>&1)
+check "--log-line-prefix-template: each line gets its worker's prefix ($(tr '\n' '|' <<<"$out"))" \
+  bash -c "grep -qx '\[default0:0@$(hostname)\] line' <<<\"\$0\" && grep -qx '\[default1:1@$(hostname)\] line' <<<\"\$0\"" "$out"
+
+# Installed into a virtual environment (as pip installs the wheel), a script runs under that
+# environment's Python, as torchrun runs it under its own sys.executable; PYTHON_EXEC still wins.
+/usr/bin/python3 -m venv "$WORK/venv"
+cp "$BIN" "$WORK/venv/bin/aml-launch"
+echo 'import sys; print("prefix", sys.prefix)' >"$WORK/tv.py"
+out=$(cd "$WORK" && env PATH=/usr/bin:/bin venv/bin/aml-launch --nproc-per-node 1 tv.py 2>&1)
+check "a venv's aml-launch runs a script under the venv's Python ($out)" \
+  bash -c "grep -qx 'prefix $WORK/venv' <<<\"\$0\"" "$out"
+out=$(cd "$WORK" && env PATH=/usr/bin:/bin PYTHON_EXEC=/usr/bin/python3 venv/bin/aml-launch --nproc-per-node 1 tv.py 2>&1)
+check "PYTHON_EXEC names the interpreter even there ($out)" bash -c "grep -qx 'prefix /usr' <<<\"\$0\"" "$out"
+out=$(cd "$WORK" && env PATH=/usr/bin:/bin "$BIN" --nproc-per-node 1 tv.py 2>&1)
+check "outside an environment, python3 on PATH ($out)" bash -c "grep -qx 'prefix /usr' <<<\"\$0\"" "$out"
+
+# torchrun's --print-completion: aml-launch's own, for bash (completing flags and their values
+# from this binary's --help), zsh and tcsh (registered, from the flag table).
+bin_dir=$(dirname "$BIN")
+out=$(PATH="$bin_dir:/usr/bin:/bin" bash -c '
+  source <(aml-launch --print-completion bash) || exit 1
+  COMP_WORDS=(aml-launch --worker-st) COMP_CWORD=1; _aml_launch; echo "flags: ${COMPREPLY[*]}"
+  COMP_WORDS=(aml-launch --worker-store r) COMP_CWORD=2; _aml_launch; echo "values: ${COMPREPLY[*]}"' 2>&1)
+check "--print-completion bash completes a flag and its value ($(tr '\n' '|' <<<"$out"))" \
+  bash -c "grep -qx 'flags: --worker-store' <<<\"\$0\" && grep -qx 'values: relay' <<<\"\$0\"" "$out"
+out=$(PATH="$bin_dir:/usr/bin:/bin" zsh -fc '
+  autoload -Uz compinit && compinit -u -d /dev/null
+  source <(aml-launch --print-completion zsh) || exit 1
+  print -r -- "registered: $_comps[aml-launch]"; which _aml_launch | grep -c "worker-store=.*launcher relay torch"' 2>&1)
+check "--print-completion zsh registers _aml_launch with every flag ($(tr '\n' '|' <<<"$out"))" \
+  bash -c "grep -qx 'registered: _aml_launch' <<<\"\$0\" && grep -qx 1 <<<\"\$0\"" "$out"
+out=$(PATH="$bin_dir:/usr/bin:/bin" tcsh -fc 'eval "`aml-launch --print-completion tcsh`"; complete aml-launch' 2>&1)
+check "--print-completion tcsh registers the flags and their values ($(head -c 120 <<<"$out"))" \
+  bash -c "grep -q 'worker-store' <<<\"\$0\" && grep -q 'n/--worker-store/(launcher relay torch)/' <<<\"\$0\"" "$out"
+"$BIN" --print-completion fish >/dev/null 2>"$WORK/fish.err"; status=$?
+check "--print-completion of another shell: exit 2 naming it ($status)" \
+  bash -c "[ $status = 2 ] && grep -q 'bash, zsh or tcsh' '$WORK/fish.err'"
+
+# The launcher raises its own descriptor limit to serve the workers' store; its workers get the
+# limit it was started with.
+out=$(prlimit --nofile=1024:4096 "$BIN" --nproc-per-node 1 -- sh -c 'echo "soft $(ulimit -Sn) hard $(ulimit -Hn)"' 2>&1)
+check "a worker gets the descriptor limit the launcher was started with ($out)" \
+  [ "$out" = "soft 1024 hard 4096" ]
+
 finish

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Per-process launches form one group (DESIGN §5): where the scheduler starts one aml-launch
 # per rank (torch env:// variables here, as Azure ML per-process and any env:// launcher set
-# them), rank 0's launcher serves the store on MASTER_PORT, the workers get a port of their
-# own, and the first failure stops every rank within 1 s, every launcher exiting with its
+# them), rank 0's launcher serves the store on MASTER_PORT, the workers get that port too (torch's
+# door shares the socket), and the first failure stops every rank within 1 s, every launcher exiting with its
 # status. --no-group keeps each rank alone.
 # usage: per_process_group_test.sh AML_LAUNCH
 set -u
@@ -49,8 +49,8 @@ done
 check "every other launcher names rank 1 and its stderr ($named of 3)" [ $named = 3 ] ||
   cat "$WORK"/fail.*.err
 read -r port0 store0 <"$WORK/port.0"
-check "the workers got one MASTER_PORT of their own ($port0), not the store's ($P)" bash -c \
-  "[ '$port0' != '$P' ] && [ \$(cat '$WORK'/port.* | sort -u | wc -l) = 1 ]"
+check "the workers got the job's MASTER_PORT ($port0), where rank 0's launcher serves theirs beside the launchers' store ($P)" bash -c \
+  "[ '$port0' = '$P' ] && [ \$(cat '$WORK'/port.* | sort -u | wc -l) = 1 ]"
 check "the workers are told where the store is ($store0)" [ "$store0" = "127.0.0.1:$P" ]
 check "rank 0 alone says that the ranks met" bash -c \
   "grep -q 'the launchers of all 4 ranks joined' '$WORK/fail.0.err' && ! grep -q joined '$WORK/fail.2.err'"

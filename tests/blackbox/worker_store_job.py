@@ -1,7 +1,10 @@
 # A torch job of the worker-store tests: gloo over env://, two all_reduces around a pause (the
 # stranger's window), rank 0's worker failing in round 0 when asked, a key of round 0 looked
-# for in round 1. Each rank says what it saw.
+# for in round 1, and (PLUS_K=k) a store of rank 0's own at MASTER_PORT+k that every rank
+# reaches, as Megatron-LM's in-process restart has one. Each rank says what it saw, and with
+# ENV_DUMP=DIR writes its environment to DIR/env.RANK.json.
 import datetime
+import json
 import os
 import sys
 import time
@@ -13,7 +16,18 @@ mode = sys.argv[1] if len(sys.argv) > 1 else "plain"
 rank = int(os.environ["RANK"])
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
 print(f"rank {rank} meets at {os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}", flush=True)
+if os.environ.get("ENV_DUMP"):
+    with open(os.path.join(os.environ["ENV_DUMP"], f"env.{rank}.json"), "w") as f:
+        json.dump(dict(os.environ), f)
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+if os.environ.get("PLUS_K"):
+    port = int(os.environ["MASTER_PORT"]) + int(os.environ["PLUS_K"])
+    own = dist.TCPStore(os.environ["MASTER_ADDR"], port, None, rank == 0,
+                        datetime.timedelta(seconds=30))
+    own.set(f"rank-{rank}", "here")
+    own.wait([f"rank-{r}" for r in range(dist.get_world_size())])
+    print(f"rank {rank} reached rank 0's own store at MASTER_PORT+{os.environ['PLUS_K']}",
+          flush=True)
 t = torch.ones(1) * (rank + 1)
 dist.all_reduce(t)
 # The job's own store as a user's code reaches it: MASTER_ADDR:MASTER_PORT, not its master.

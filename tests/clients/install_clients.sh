@@ -7,7 +7,10 @@
 #                   1.13.0a0, which pip would not take for ">=1.13" and would replace.
 #   tf-clients/     the default python3 with tensorflow-cpu and tf_keras (Keras 2, which
 #                   MultiWorkerMirroredStrategy needs) from PyPI.
-# Prints the two interpreters' paths. usage: install_clients.sh
+#   torch-new/      the default python3 with the newest torch from PyPI (2.15, its CUDA
+#                   libraries too; it runs on the CPU), whose torchrun the two-host
+#                   comparison runs (tests/clients/torchrun_two_hosts.sh).
+# Prints the three interpreters' paths. usage: install_clients.sh
 set -eu
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/aml-launch-tests
 mkdir -p "$cache"
@@ -27,5 +30,12 @@ if ! "$tf_env/bin/python" -c 'import tensorflow, tf_keras' 2>/dev/null; then
   python3 -m venv "$tf_env"
   "$tf_env/bin/pip" install -q "tensorflow-cpu==2.21.*" "tf_keras==2.21.*" >&2
 fi
+torch_new=$cache/torch-new
+if ! "$torch_new/bin/python" -c 'import torch.distributed.run' 2>/dev/null; then
+  rm -rf "$torch_new"
+  python3 -m venv "$torch_new"
+  "$torch_new/bin/pip" install -q "torch==2.15.*" >&2
+fi
 echo "$torch_env/bin/python"
 echo "$tf_env/bin/python"
+echo "$torch_new/bin/python"

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/relay_wire.hpp"
+#include "store/relay/relay_wire.hpp"
 
 namespace relay = aml::store::relay;
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "store/wire.hpp"
+#include "store/launchers/wire.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   if (size == 0) return 0;

@@ -16,8 +16,8 @@
 #include <memory>
 #include <string_view>
 
-#include "store/handshake.hpp"
-#include "store/store_server.hpp"
+#include "store/core/store_server.hpp"
+#include "store/launchers/handshake.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "store/torch_wire.hpp"
+#include "store/torch/torch_wire.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   if (size == 0) return 0;

@@ -1,5 +1,5 @@
-// Where a job's secret comes from, and what each side gets from it (store/job_auth.hpp).
-#include "store/job_auth.hpp"
+// Where a job's secret comes from, and what each side gets from it (store/launchers/job_auth.hpp).
+#include "store/launchers/job_auth.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "store/handshake.hpp"
+#include "store/launchers/handshake.hpp"
 
 namespace aml {
 namespace {

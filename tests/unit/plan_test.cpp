@@ -54,12 +54,37 @@ TEST(BuildPlan, OneWorkerPerLocalRankWithGlobalRanks) {
   }
 }
 
-TEST(BuildPlan, MultiNodeWorkerPortIsUnknownBeforeTheRendezvous) {
+TEST(BuildPlan, EveryNodesWorkersMeetAtNode0sAddressAndTheJobsPort) {
+  // The launchers' store and torch's door share the job's port: known before any rendezvous.
   LaunchPlan plan = build_plan(per_node(2, 1, 2), PlanInputs{});
   EXPECT_EQ(plan.topology.master_port, 6105);
-  EXPECT_EQ(plan.worker_master_port, 0);
-  EXPECT_FALSE(lookup(plan.workers[0].env, "MASTER_PORT"));
-  EXPECT_EQ(plan_json(plan).find("\"worker_master_port\": null") != std::string::npos, true);
+  EXPECT_EQ(plan.worker_master_port, 6105);
+  for (const WorkerPlan& w : plan.workers) {
+    EXPECT_EQ(*lookup(w.env, "MASTER_ADDR"), "10.0.0.4");
+    EXPECT_EQ(*lookup(w.env, "MASTER_PORT"), "6105");
+    EXPECT_FALSE(lookup(w.env, "AML_LAUNCH_NODE0_ADDR"));
+  }
+  EXPECT_NE(plan_json(plan).find("\"worker_master_port\": 6105"), std::string::npos);
+}
+
+TEST(BuildPlan, TheWorkersPortIsGivenAtTheRendezvousWhereNoStoreHasTheJobsPort) {
+  PlanInputs torch_hosts;  // --worker-store torch: node 0 picks rank 0's worker a port
+  torch_hosts.worker_store.by_launcher = false;
+  PlanInputs relayed;  // --worker-store relay on node 1: its relay's port, picked each round
+  relayed.worker_store.relay = true;
+  relayed.worker_master_addr = "127.0.0.1";
+  PlanInputs etcd;  // each round's node 0 serves the store at a port of its own
+  etcd.rendezvous = RendezvousPlan{};
+  etcd.rendezvous->backend = "etcd";
+  for (const PlanInputs& inputs : {torch_hosts, relayed, etcd}) {
+    LaunchPlan plan = build_plan(per_node(2, 1, 2), inputs);
+    EXPECT_EQ(plan.worker_master_port, 0);
+    EXPECT_FALSE(lookup(plan.workers[0].env, "MASTER_PORT"));
+    EXPECT_NE(plan_json(plan).find("\"worker_master_port\": null"), std::string::npos);
+  }
+  LaunchPlan relay = build_plan(per_node(2, 1, 2), relayed);
+  EXPECT_EQ(*lookup(relay.workers[0].env, "MASTER_ADDR"), "127.0.0.1");
+  EXPECT_EQ(*lookup(relay.workers[0].env, "AML_LAUNCH_NODE0_ADDR"), "10.0.0.4");
 }
 
 TEST(BuildPlan, StoreAddressAndTokenOnlyWhenThereIsAStore) {

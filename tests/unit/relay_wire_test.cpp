@@ -1,6 +1,6 @@
-// The relay's wire (store/relay_wire.hpp): a pure decoder, so every way a trunk can break is
+// The relay's wire (store/relay/relay_wire.hpp): a pure decoder, so every way a trunk can break is
 // checked here, and the fuzz target (tests/fuzz/fuzz_relay_wire.cpp) tries the rest.
-#include "store/relay_wire.hpp"
+#include "store/relay/relay_wire.hpp"
 
 #include <gtest/gtest.h>
 

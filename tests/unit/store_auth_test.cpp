@@ -7,7 +7,7 @@
 #include <aml/store.hpp>
 #include <vector>
 
-#include "store/handshake.hpp"
+#include "store/launchers/handshake.hpp"
 #include "store_fixture.hpp"
 #include "util/hex.hpp"
 

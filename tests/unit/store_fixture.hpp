@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "store/store_server.hpp"
+#include "store/core/store_server.hpp"
 
 namespace aml {
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "store/wire.hpp"
+#include "store/launchers/wire.hpp"
 
 namespace aml::store {
 namespace {

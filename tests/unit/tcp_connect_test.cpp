@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
-#include "store/listen_socket.hpp"
+#include "store/core/listen_socket.hpp"
 
 namespace aml {
 namespace {

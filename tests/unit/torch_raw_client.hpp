@@ -1,4 +1,4 @@
-// A torch store client on a raw socket, written from torch's protocol (store/torch_wire.hpp),
+// A torch store client on a raw socket, written from torch's protocol (store/torch/torch_wire.hpp),
 // for the tests of the launcher's torch door and of the nodes' relays to it.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <string>
 
-#include "store/torch_wire.hpp"
+#include "store/torch/torch_wire.hpp"
 
 namespace aml::torch_raw {
 

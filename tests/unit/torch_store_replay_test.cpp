@@ -22,8 +22,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "store/store_host.hpp"
-#include "store/torch_wire.hpp"
+#include "store/core/store_host.hpp"
+#include "store/torch/torch_wire.hpp"
 #include "torch_raw_client.hpp"
 
 namespace aml {
@@ -193,7 +193,7 @@ std::vector<std::string> replay(const fs::path& file, int port, Counters& counte
   return wrong;
 }
 
-// Relayed: every connection goes through a node's relay (store/worker_store_relay.hpp), as a
+// Relayed: every connection goes through a node's relay (store/relay/worker_store_relay.hpp), as a
 // worker on any node but node 0's does.
 void replay_workload(const std::string& version, const std::string& workload,
                      bool relayed = false) {

@@ -1,6 +1,6 @@
-// torch's store protocol decoder (store/torch_wire.hpp): the three numberings, the dialect a
+// torch's store protocol decoder (store/torch/torch_wire.hpp): the three numberings, the dialect a
 // legacy connection settles into, the limits, and requests cut anywhere.
-#include "store/torch_wire.hpp"
+#include "store/torch/torch_wire.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,38 @@
+#include "store/core/listen_socket.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace aml::store {
+
+Result<ListeningSocket> listen_tcp(const std::string& address, int port, const std::string& what) {
+  const std::string where = address + ":" + std::to_string(port);
+  auto failed = [&](const char* step) {
+    return invalid(what + " " + step, where, std::string("to work (") + std::strerror(errno) + ")");
+  };
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    return invalid(what + " address", address, "an IPv4 address to listen on");
+  }
+  ListeningSocket listening;
+  listening.fd.reset(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!listening.fd) return failed("socket");
+  int one = 1;
+  setsockopt(listening.fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(listening.fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return failed("bind");
+  }
+  if (::listen(listening.fd.get(), SOMAXCONN) != 0) return failed("listen");
+  socklen_t length = sizeof(addr);
+  getsockname(listening.fd.get(), reinterpret_cast<sockaddr*>(&addr), &length);
+  listening.port = ntohs(addr.sin_port);
+  return listening;
+}
+
+}  // namespace aml::store

@@ -1,0 +1,158 @@
+#include "store/launchers/job_auth.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "store/launchers/handshake.hpp"
+
+namespace aml {
+namespace {
+
+// The file's bytes less one line ending (`echo secret > file`, a Kubernetes Secret's own).
+Result<std::string> read_secret_file(const std::string& path, const std::string& variable) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid(variable, path, "a readable file holding the job's secret");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  std::string secret = bytes.str();
+  if (secret.ends_with("\r\n")) {
+    secret.resize(secret.size() - 2);
+  } else if (secret.ends_with("\n")) {
+    secret.pop_back();
+  }
+  return secret;
+}
+
+Result<std::string> long_enough(std::string secret, const std::string& variable,
+                                const std::string& shown) {
+  if (secret.size() < kMinSecretBytes) {
+    return invalid(variable, shown,
+                   "a job secret of at least " + std::to_string(kMinSecretBytes) +
+                       " bytes (e.g. head -c 32 /dev/urandom | base64 > FILE)");
+  }
+  return secret;
+}
+
+}  // namespace
+
+Result<JobAuth> JobAuth::resolve(const std::string& secret_file, const Env& env,
+                                 const std::function<Result<bool>()>& munge_works) {
+  JobAuth auth;
+  const std::string* file_variable = find(env, kSecretFileVariable);
+  const std::string* value = find(env, kSecretVariable);
+  if (!secret_file.empty() || (file_variable && !file_variable->empty())) {
+    const bool flag = !secret_file.empty();
+    const std::string path = flag ? secret_file : *file_variable;
+    const std::string name = flag ? "--rdzv-secret-file" : std::string(kSecretFileVariable);
+    auto secret = read_secret_file(path, name);
+    if (!secret) return secret.error();
+    auto checked = long_enough(std::move(*secret), name, path);
+    if (!checked) return checked.error();
+    auth.source_ = Source::secret_file;
+    auth.where_ = path;
+    auth.secret_ = std::move(*checked);
+    return auth;
+  }
+  if (value && !value->empty()) {
+    auto checked = long_enough(*value, std::string(kSecretVariable), "(not shown)");
+    if (!checked) return checked.error();
+    auth.source_ = Source::secret_environment;
+    auth.where_ = kSecretVariable;
+    auth.secret_ = std::move(*checked);
+    return auth;
+  }
+  if (has(env, "SLURM_JOB_ID") && munge_works) {
+    auto works = munge_works();
+    if (works && *works) {
+      auth.source_ = Source::munge;
+      auth.where_ = "Slurm's munged";
+      return auth;
+    }
+    auth.where_ = works ? std::string("munge: no") : works.error().message();
+  }
+  return auth;
+}
+
+std::string JobAuth::mode() const {
+  switch (source_) {
+    case Source::secret_file:
+      return "secret-file";
+    case Source::secret_environment:
+      return "secret-env";
+    case Source::munge:
+      return "munge";
+    case Source::none:
+      break;
+  }
+  return "none";
+}
+
+std::string JobAuth::description() const {
+  switch (source_) {
+    case Source::secret_file:
+      return "the job's secret from the file " + where_ +
+             " (mutual proof; it never crosses the wire)";
+    case Source::secret_environment:
+      return "the job's secret from " + where_ + " (mutual proof; it never crosses the wire)";
+    case Source::munge:
+      return "munge credentials (Slurm): only the job's user, naming this job";
+    case Source::none:
+      break;
+  }
+  // Under Slurm, why munge could not stand in (no libmunge in the image, no munged socket).
+  const std::string munge =
+      where_.empty() ? "" : " (under Slurm, munge could not be used: " + where_ + ")";
+  return "no secret" + munge +
+         ": anyone who reaches the store's address and knows the run id can join or "
+         "stop this job; give every node the same --rdzv-secret-file FILE (or "
+         "AML_LAUNCH_SECRET_FILE, AML_LAUNCH_SECRET) to admit only the job";
+}
+
+store::AuthKind JobAuth::kind() const {
+  switch (source_) {
+    case Source::secret_file:
+    case Source::secret_environment:
+      return store::AuthKind::key;
+    case Source::munge:
+      return store::AuthKind::munge;
+    case Source::none:
+      break;
+  }
+  return store::AuthKind::none;
+}
+
+store::ServerAuth JobAuth::server_auth(const std::string& job) const {
+  store::ServerAuth server;
+  server.kind = kind();
+  if (server.kind == store::AuthKind::key) {
+    server.launcher_key = store::role_key(secret_, job, store::Role::launcher);
+    server.worker_key = store::role_key(secret_, job, store::Role::worker);
+  }
+  return server;
+}
+
+StoreCredentials JobAuth::launcher_credentials(const std::string& job,
+                                               const std::string& member) const {
+  StoreCredentials credentials;
+  credentials.kind = static_cast<StoreCredentials::Kind>(kind());
+  credentials.launcher = true;
+  credentials.member = member;
+  if (kind() == store::AuthKind::key)
+    credentials.key = store::role_key(secret_, job, store::Role::launcher);
+  return credentials;
+}
+
+StoreCredentials JobAuth::worker_credentials(const std::string& job) const {
+  StoreCredentials credentials;
+  credentials.kind = static_cast<StoreCredentials::Kind>(kind());
+  if (kind() == store::AuthKind::key)
+    credentials.key = store::role_key(secret_, job, store::Role::worker);
+  return credentials;
+}
+
+bool require_auth_from(const Env& env) {
+  const std::string* value = find(env, kRequireAuthVariable);
+  return value && (*value == "1" || *value == "true" || *value == "yes");
+}
+
+}  // namespace aml
