@@ -1,10 +1,15 @@
 """The workers' torch store at scale: N simulated ranks (benchmarks/torch_door_clients.cpp)
 meet at the store, side by side in the same run:
-  aml      the launcher's torch door, every rank connected to it (node 0's own workers' way);
-  relayed  the same door, each simulated node's 8 ranks through their node's relay
-           (benchmarks/relay_bench_nodes.cpp), node 0 holding one connection a node: the way
-           every other node's workers reach it;
-  torch    torch's own TCPStore server (Debian's torch 1.13).
+  aml        node 0's store as the launcher serves it: the launchers' socket, each connection's
+             first bytes handing it to torch's door behind (the default: every rank of every
+             node connected to node 0 directly), clients in torch >= 2.2's validated protocol;
+  relayed    the same, each simulated node's 8 ranks through their node's relay
+             (benchmarks/relay_bench_nodes.cpp), node 0 holding one connection a node
+             (--worker-store relay, or a node 0 whose descriptors cannot hold every rank);
+  torch      torch's own TCPStore server, Debian's torch 1.13 (legacy clients);
+  torch-new  torch's own TCPStore server of the newest torch (libuv, the default since 2.4;
+             validated clients), where TORCH_NEW names a Python with it (a venv of PyPI's
+             torch); left out where it is not given.
 From the first connect until every rank has been through the barrier and read rank 0's key: the
 shape of init_process_group under TORCHELASTIC_USE_AGENT_STORE=True. In a network namespace of
 its own (its somaxconn and port range are its own to set). Prints the median of RUNS runs each,
@@ -36,7 +41,8 @@ SERVER = f"{BUILD}/benchmarks/store_bench_server"
 CLIENTS = f"{BUILD}/benchmarks/torch_door_clients"
 RELAYS = f"{BUILD}/benchmarks/relay_bench_nodes"
 PORT = 65100  # above the clients' port range (1024-65000 here)
-KINDS = ("aml", "relayed", "torch")
+TORCH_NEW = os.environ.get("TORCH_NEW", "")
+KINDS = ("aml", "relayed", "torch") + (("torch-new",) if TORCH_NEW else ())
 
 TORCH_SERVER = r'''
 import datetime, resource, sys
@@ -80,7 +86,7 @@ def peak_of(text):
     return int(words[words.index("peak_rss_kib") + 1]) if "peak_rss_kib" in words else None
 
 
-def run_clients(n, target, workdir):
+def run_clients(n, target, workdir, wire):
     """Runs the n ranks in slices; the seconds from the first connect to the last read."""
     slices = math.ceil(n / RANKS_PER_CLIENT)
     if isinstance(target, int) and slices > 1:
@@ -99,7 +105,8 @@ def run_clients(n, target, workdir):
         else:
             args = [target, str(n), str(first), str(count), str(PER_NODE)]
         procs.append(subprocess.Popen([CLIENTS] + args, stdout=subprocess.PIPE,
-                                      stderr=subprocess.PIPE, text=True))
+                                      stderr=subprocess.PIPE, text=True,
+                                      env={**os.environ, "TORCH_WIRE": wire}))
     starts, ends, failed = [], [], None
     deadline = time.monotonic() + CAP
     for p in procs:
@@ -122,11 +129,12 @@ def run_clients(n, target, workdir):
 
 def run_once(kind, n, port, workdir):
     """Seconds (None: failed), the door's peak RSS (KiB), the relays' peak RSS a node (KiB)."""
-    if kind == "torch":
-        server = subprocess.Popen(["/usr/bin/python3", "-c", TORCH_SERVER, str(port)],
+    if kind in ("torch", "torch-new"):
+        python = "/usr/bin/python3" if kind == "torch" else TORCH_NEW
+        server = subprocess.Popen([python, "-c", TORCH_SERVER, str(port)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     else:
-        server = subprocess.Popen([SERVER, str(port), "-", "torch"], stdout=subprocess.PIPE,
+        server = subprocess.Popen([SERVER, str(port), "-", "shared"], stdout=subprocess.PIPE,
                                   text=True)
     first = server.stdout.readline()
     if not first.startswith("port"):
@@ -150,7 +158,7 @@ def run_once(kind, n, port, workdir):
             target = os.path.join(workdir, "relay-ports")
             with open(target, "w") as f:
                 f.write(" ".join(ports))
-        seconds, why = run_clients(n, target, workdir)
+        seconds, why = run_clients(n, target, workdir, "legacy" if kind == "torch" else "validated")
         if why:
             print(f"  {kind} n={n}: {why}", flush=True)
     finally:
@@ -159,7 +167,7 @@ def run_once(kind, n, port, workdir):
             peak = peak_of(relay.communicate(timeout=30)[0])
             if peak is not None:
                 relay_peak = max(relay_peak or 0, peak / k)
-        if kind == "torch":
+        if kind in ("torch", "torch-new"):
             server.kill()
             server.wait()
         else:
@@ -206,6 +214,8 @@ def main():
             parts.append(line)
         if med["torch"] and med["aml"]:
             parts.append(f"torch/aml {med['torch'] / med['aml']:.1f}x")
+        if med.get("torch-new") and med["aml"]:
+            parts.append(f"torch-new/aml {med['torch-new'] / med['aml']:.1f}x")
         if med["torch"] and med["relayed"]:
             parts.append(f"torch/relayed {med['torch'] / med['relayed']:.1f}x")
         if med["aml"] and med["relayed"]:
