@@ -136,6 +136,7 @@ start() {
 kill_host() {  # kill_host JOB HOST...
   local job=$1 hosts pids p parent first=""
   shift
+  [ -n "$*" ] || return 1  # no host named: an empty pattern would match every host
   hosts=$(IFS='|'; echo "$*")
   pids=$(grep -l -s -a -E "LAUNCHER=$MARK-$job-($hosts)\b" /proc/[0-9]*/environ | cut -d/ -f3)
   for p in $pids; do
