@@ -16,6 +16,7 @@
 #include "net/route_interface.hpp"
 #include "node_group_setup.hpp"
 #include "placement_setup.hpp"
+#include "store/core/store_host.hpp"
 #include "topology/nproc.hpp"
 
 namespace aml {
@@ -96,8 +97,9 @@ std::optional<std::string> relay_on_node0(const Options& options, const Topology
     return std::nullopt;
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max == RLIM_INFINITY) return std::nullopt;
-  const auto needed = static_cast<rlim_t>(t.world_size) + static_cast<rlim_t>(t.nnodes) + 256;
-  if (needed <= limit.rlim_max) return std::nullopt;
+  if (holds_every_rank(limit.rlim_max, static_cast<std::uint64_t>(t.world_size),
+                       static_cast<std::uint64_t>(t.nnodes)))
+    return std::nullopt;
   return "node 0's hard descriptor limit (" + std::to_string(limit.rlim_max) +
          ") cannot hold a connection for each of the job's " + std::to_string(t.world_size) +
          " ranks: the other nodes' workers will reach it through their own launcher's relay "

@@ -229,10 +229,8 @@ std::optional<std::string> NodeGroup::relay_for(const Agreement& agreement) cons
   const std::uint64_t nodes = std::max<std::uint64_t>(
       agreement.nodes.size(), static_cast<std::uint64_t>(std::max(agreement.node_count, 0)));
   const std::uint64_t ranks = nodes * static_cast<std::uint64_t>(options_.self.nproc_per_node);
-  // A connection a rank and one a node's launcher, and room for the launcher's own files.
-  constexpr std::uint64_t kSpare = 256;
   const std::uint64_t limit = raise_descriptor_limit();
-  if (ranks + nodes + kSpare <= limit) return std::nullopt;
+  if (holds_every_rank(limit, ranks, nodes)) return std::nullopt;
   return "node 0's descriptor limit (" + std::to_string(limit) + ") cannot hold a connection " +
          "for each of the job's " + std::to_string(ranks) + " ranks";
 }

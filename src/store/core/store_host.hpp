@@ -20,6 +20,12 @@ namespace aml {
 // thousand nodes, or a flood of strangers beside them, need more than the usual 1,024). The
 // limit now. The workers get the limit the launcher started with (supervisor/spawn.cpp).
 std::uint64_t raise_descriptor_limit();
+// Whether a store process with descriptor limit `limit` can hold a connection for each of
+// `ranks` workers and `nodes` launchers, with room for the launcher's own files.
+inline bool holds_every_rank(std::uint64_t limit, std::uint64_t ranks, std::uint64_t nodes) {
+  constexpr std::uint64_t kSpare = 256;
+  return ranks + nodes + kSpare <= limit;
+}
 
 class StoreHost {
  public:

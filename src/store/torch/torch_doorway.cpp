@@ -16,11 +16,6 @@ void TorchDoorway::close() {
   admitted_.reset();
 }
 
-bool TorchDoorway::is_open() const {
-  std::lock_guard lock(mutex_);
-  return server_ != nullptr;
-}
-
 TorchDoorway::Handed TorchDoorway::hand(UniqueFd fd, const std::string& peer, std::string bytes) {
   std::lock_guard lock(mutex_);
   if (server_ == nullptr) return Handed::closed;

@@ -23,7 +23,6 @@ class TorchDoorway {
   // `admitted` hosts alone.
   void open(StoreServer* server, std::shared_ptr<const AdmittedHosts> admitted);
   void close();  // returns once no handing is under way
-  bool is_open() const;
 
   enum class Handed { taken, stranger, closed };
   // A connection that spoke torch: `fd` and the `bytes` it sent so far go to the open store,
