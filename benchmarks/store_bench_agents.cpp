@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "store/launchers/handshake.hpp"
 #include "store/launchers/wire.hpp"
 
 using aml::store::FrameWriter;
@@ -40,10 +41,15 @@ std::string request(int step, int index, int total, const std::string& token) {
   auto op = [](Opcode o) { return FrameWriter().u8(static_cast<std::uint8_t>(o)); };
   switch (step) {
     case 0:
+      // A launcher of a job without a secret: no nonce, nothing to prove.
       return op(Opcode::hello)
           .u32(aml::store::kMagic)
           .u16(aml::store::kVersion)
           .str(token)
+          .u8(static_cast<std::uint8_t>(aml::store::AuthKind::none))
+          .u8(static_cast<std::uint8_t>(aml::store::Role::launcher))
+          .str("node/" + std::to_string(index))
+          .str("")
           .finish();
     case 1:
       return op(Opcode::set).str("node/" + std::to_string(index)).str("127.1.0.1:29500").finish();

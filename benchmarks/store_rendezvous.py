@@ -6,6 +6,9 @@ own address key, add to a counter, get one other agent's key, wait for "go", whi
 coordinator sets once the counter reaches N. The aml store and PyTorch's TCPStore run the
 same pattern, same N, in one run. Prints medians.
 
+With AML_BASELINE=<an earlier build's directory>, this build's aml store runs against that
+build's instead of TCPStore, alternating.
+
 usage: /usr/bin/python3 benchmarks/store_rendezvous.py [BUILD_DIR] [N ...]   (as root)
 """
 import os
@@ -20,6 +23,7 @@ SERVER = f"{BUILD}/benchmarks/store_bench_server"
 AGENTS = f"{BUILD}/benchmarks/store_bench_agents"
 PER_PROCESS = 8192  # agents per process: each holds one descriptor, ulimit -n is 20,000
 RUNS = 3
+BASELINE = os.path.abspath(os.environ["AML_BASELINE"]) if os.environ.get("AML_BASELINE") else ""
 
 TORCH_AGENTS = r'''
 import sys, threading, datetime
@@ -67,21 +71,22 @@ s.set("go", "1")
 def run_once(kind, n):
     token = "bench-token"
     # Port 0: the server takes one the agents' ephemeral ports cannot be holding.
-    if kind == "aml":
-        server = subprocess.Popen([SERVER, "0", token], stdout=subprocess.PIPE, text=True)
+    if kind in ("aml", "aml-before"):
+        binary = f"{BASELINE}/benchmarks/store_bench_server" if kind == "aml-before" else SERVER
+        server = subprocess.Popen([binary, "0", token], stdout=subprocess.PIPE, text=True)
     else:
         server = subprocess.Popen(["/usr/bin/python3", "-c", TORCH_SERVER, "0", str(n)],
                                   stdout=subprocess.PIPE, text=True)
     port = int(server.stdout.readline().split()[1])
-    if kind == "aml":
+    if kind != "torch":
         coordinator = subprocess.Popen([AGENTS, "coordinate", str(port), token, str(n)])
     else:
         coordinator = subprocess.Popen(["/usr/bin/python3", "-c", TORCH_COORDINATOR, str(port), str(n)])
-    per = PER_PROCESS if kind == "aml" else max(1, min(512, n // 8))
+    per = PER_PROCESS if kind != "torch" else max(1, min(512, n // 8))
     agents = []
     for first in range(0, n, per):
         count = min(per, n - first)
-        if kind == "aml":
+        if kind != "torch":
             cmd = [AGENTS, str(port), token, str(first), str(count), str(n)]
         else:
             cmd = ["/usr/bin/python3", "-c", TORCH_AGENTS, str(port), str(first), str(count), str(n)]
@@ -108,7 +113,25 @@ def run_once(kind, n):
     return (elapsed if ok else None), stats.strip(), errors
 
 
+def against_baseline():
+    print("| N agents | aml store median [s] | the earlier build's [s] | this / earlier |")
+    print("|---:|---:|---:|---:|")
+    for n in SIZES:
+        times = {"aml": [], "aml-before": []}
+        for _ in range(RUNS):
+            for kind in times:
+                t, _, errors = run_once(kind, n)
+                times[kind].append(t if t is not None else float("inf"))
+                if errors:
+                    print(f"  {kind} n={n}: {errors}", flush=True)
+        now, before = statistics.median(times["aml"]), statistics.median(times["aml-before"])
+        print(f"| {n} | {now:.3f} | {before:.3f} | {now / before:.2f}x |  (all: {times})",
+              flush=True)
+
+
 def main():
+    if BASELINE:
+        return against_baseline()
     print("| N agents | aml store median [s] | TCPStore median [s] | TCPStore / aml | aml server memory per connection |")
     print("|---:|---:|---:|---:|---|")
     for n in SIZES:

@@ -9,7 +9,9 @@ meet at the store, side by side in the same run:
   torch      torch's own TCPStore server, Debian's torch 1.13 (legacy clients);
   torch-new  torch's own TCPStore server of the newest torch (libuv, the default since 2.4;
              validated clients), where TORCH_NEW names a Python with it (a venv of PyPI's
-             torch); left out where it is not given.
+             torch); left out where it is not given;
+  aml-before the aml server of an earlier build (AML_BASELINE: its build directory), where given.
+KINDS=aml,aml-before (say) runs those alone.
 From the first connect until every rank has been through the barrier and read rank 0's key: the
 shape of init_process_group under TORCHELASTIC_USE_AGENT_STORE=True. In a network namespace of
 its own (its somaxconn and port range are its own to set). Prints the median of RUNS runs each,
@@ -42,7 +44,12 @@ CLIENTS = f"{BUILD}/benchmarks/torch_door_clients"
 RELAYS = f"{BUILD}/benchmarks/relay_bench_nodes"
 PORT = 65100  # above the clients' port range (1024-65000 here)
 TORCH_NEW = os.environ.get("TORCH_NEW", "")
-KINDS = ("aml", "relayed", "torch") + (("torch-new",) if TORCH_NEW else ())
+# An earlier build's directory: its store (aml-before) runs beside this one's.
+BASELINE = os.path.abspath(os.environ["AML_BASELINE"]) if os.environ.get("AML_BASELINE") else ""
+KINDS = ("aml", "relayed", "torch") + (("torch-new",) if TORCH_NEW else ()) + \
+    (("aml-before",) if BASELINE else ())
+if os.environ.get("KINDS"):  # a subset, e.g. KINDS=aml,aml-before
+    KINDS = tuple(os.environ["KINDS"].split(","))
 
 TORCH_SERVER = r'''
 import datetime, resource, sys
@@ -134,7 +141,8 @@ def run_once(kind, n, port, workdir):
         server = subprocess.Popen([python, "-c", TORCH_SERVER, str(port)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     else:
-        server = subprocess.Popen([SERVER, str(port), "-", "shared"], stdout=subprocess.PIPE,
+        binary = f"{BASELINE}/benchmarks/store_bench_server" if kind == "aml-before" else SERVER
+        server = subprocess.Popen([binary, str(port), "-", "shared"], stdout=subprocess.PIPE,
                                   text=True)
     first = server.stdout.readline()
     if not first.startswith("port"):
@@ -212,13 +220,15 @@ def main():
             if kind == "relayed" and relay_peaks:
                 line += f" (relay process peak RSS a node {max(relay_peaks):.0f} KiB)"
             parts.append(line)
-        if med["torch"] and med["aml"]:
+        if med.get("aml-before") and med.get("aml"):
+            parts.append(f"aml/aml-before {med['aml'] / med['aml-before']:.2f}x")
+        if med.get("torch") and med.get("aml"):
             parts.append(f"torch/aml {med['torch'] / med['aml']:.1f}x")
-        if med.get("torch-new") and med["aml"]:
+        if med.get("torch-new") and med.get("aml"):
             parts.append(f"torch-new/aml {med['torch-new'] / med['aml']:.1f}x")
-        if med["torch"] and med["relayed"]:
+        if med.get("torch") and med.get("relayed"):
             parts.append(f"torch/relayed {med['torch'] / med['relayed']:.1f}x")
-        if med["aml"] and med["relayed"]:
+        if med.get("aml") and med.get("relayed"):
             parts.append(f"relayed/aml {med['relayed'] / med['aml']:.2f}x")
         parts.append("(all: " + ", ".join(
             f"{k} {['%.3f' % t for t in times[k]]}" for k in KINDS if times[k]) + ")")

@@ -31,9 +31,11 @@ class StoreServerFixture : public ::testing::Test {
   void SetUp() override { start({}); }
   void TearDown() override { stop(); }
 
-  void start(store::ServerOptions options) {
+  // door: a door of the test's own over the core (none: the one options.door names).
+  void start(store::ServerOptions options, const store::StoreServer::DoorMaker& door = {}) {
     if (options.token.empty()) options.token = "job-token";
-    auto server = store::StoreServer::listen("127.0.0.1", 0, options);
+    auto server = door ? store::StoreServer::listen("127.0.0.1", 0, options, door)
+                       : store::StoreServer::listen("127.0.0.1", 0, options);
     ASSERT_TRUE(server.ok()) << server.error().message();
     server_ = std::move(*server);
     running_ = true;

@@ -1,4 +1,4 @@
-// The store's torch door (store_server_torch.cpp) with its own clients on raw sockets: what the
+// The store's torch door (torch/torch_door.cpp) with its own clients on raw sockets: what the
 // replays of torch's recordings do not reach. A bad client closes alone; a waiter costs the
 // others nothing; a queue's entry wakes one waiter; <= 2.0's watches; a goodbye SET is kept.
 #include "store/core/store_host.hpp"

@@ -1,5 +1,5 @@
 // The nodes' relays to the workers' store (store/relay/worker_store_relay.hpp, the door's side in
-// store_server_relay.cpp), with clients on raw sockets: ranks on two nodes meet through their
+// relay_trunks.cpp), with clients on raw sockets: ranks on two nodes meet through their
 // relays; one worker's garbage, or its unread replies, costs its neighbours on the same relay
 // nothing; what a worker sent before it left is done; node 0's store going away closes the
 // node's workers' connections instead of leaving them hanging.

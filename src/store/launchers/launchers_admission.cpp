@@ -1,11 +1,10 @@
-// The store server's admission (DESIGN §5): the handshake that makes a connection a member of
+// The launchers' door's admission (DESIGN §5): the handshake that makes a connection a member of
 // the job (HELLO, the store's challenge and proof, the client's PROVE), what a proven worker
 // may not do, and the refusal of everything else. A connection that has not proven itself is
 // nothing: it holds no keys, no last will, no silence watch.
 #include <unistd.h>
 
-#include "store/core/store_connection.hpp"
-#include "store/core/store_server.hpp"
+#include "store/launchers/launchers_door.hpp"
 #include "store/launchers/munge_credential.hpp"
 
 namespace aml::store {
@@ -18,27 +17,27 @@ std::string status_ok() { return FrameWriter().u8(static_cast<std::uint8_t>(Stat
 
 }  // namespace
 
-void StoreServer::refuse(Connection& c, const std::string& why) {
+void LaunchersDoor::refuse(Connection& c, const std::string& why) {
   const std::uint64_t id = c.id;
-  refusals_.refused(c.peer, why, Clock::now());
+  core_.refused(c.peer, why);
   unproven_.erase(id);
   // One whose door is not chosen may be a torch client: it gets no launchers' frame.
-  if (!c.undecided) reply_error(c, why, true);
-  close(id);  // where the reason could not be sent at once, it is not waited for
+  if (!state(c).undecided) reply_error(c, why, true);
+  core_.close(id);  // where the reason could not be sent at once, it is not waited for
 }
 
-void StoreServer::evict_oldest_unproven(const std::string& why) {
+void LaunchersDoor::evict_oldest_unproven(const std::string& why) {
   if (unproven_.empty()) return;
-  refuse(*connections_.at(*unproven_.begin()), why);
+  refuse(*core_.find(*unproven_.begin()), why);
 }
 
-void StoreServer::admit(Connection& c, const Request& r) {
-  if (r.op == Opcode::hello && !c.proving) return hello(c, r);
-  if (r.op == Opcode::prove && c.proving) return prove(c, r);
+void LaunchersDoor::admit(Connection& c, const Request& r) {
+  if (r.op == Opcode::hello && !state(c).proving) return hello(c, r);
+  if (r.op == Opcode::prove && state(c).proving) return prove(c, r);
   refuse(c, "not an aml store client (a request before the handshake)");
 }
 
-void StoreServer::hello(Connection& c, const Request& r) {
+void LaunchersDoor::hello(Connection& c, const Request& r) {
   if (r.magic != kMagic) return refuse(c, "not an aml store client");
   if (r.version != kVersion) {
     return refuse(c, "protocol version " + std::to_string(r.version) + ", this store speaks " +
@@ -57,28 +56,29 @@ void StoreServer::hello(Connection& c, const Request& r) {
                          "), the client offered " + auth_kind_name(theirs) +
                          ": a stranger, or a node without the job's secret");
   }
-  c.role = static_cast<Role>(r.role);
-  c.member = r.member;
+  state(c).role = static_cast<Role>(r.role);
+  state(c).member = r.member;
   if (mine == AuthKind::none) return proven(c);
   if (r.nonce.size() != kNonceBytes) return refuse(c, "a handshake without a proper nonce");
-  c.client_nonce = r.nonce;
-  c.server_nonce = random_nonce();
+  state(c).client_nonce = r.nonce;
+  state(c).server_nonce = random_nonce();
   auto proof = server_proof(c);
   if (!proof) return;  // refused
-  c.proving = true;
-  reply(c, FrameWriter()
-               .u8(static_cast<std::uint8_t>(Status::ok))
-               .u8(static_cast<std::uint8_t>(mine))
-               .str(c.server_nonce)
-               .str(*proof)
-               .finish());
+  state(c).proving = true;
+  core_.reply(c, FrameWriter()
+                     .u8(static_cast<std::uint8_t>(Status::ok))
+                     .u8(static_cast<std::uint8_t>(mine))
+                     .str(state(c).server_nonce)
+                     .str(*proof)
+                     .finish());
 }
 
-std::optional<std::string> StoreServer::server_proof(Connection& c) {
+std::optional<std::string> LaunchersDoor::server_proof(Connection& c) {
+  const LaunchersConnection& s = state(c);
   const std::string message =
-      proof_message(Role::store, c.role, options_.token, c.member, c.client_nonce, c.server_nonce);
+      proof_message(Role::store, s.role, options_.token, s.member, s.client_nonce, s.server_nonce);
   if (options_.auth.kind == AuthKind::key) {
-    return mac(c.role == Role::launcher ? options_.auth.launcher_key : options_.auth.worker_key,
+    return mac(s.role == Role::launcher ? options_.auth.launcher_key : options_.auth.worker_key,
                message);
   }
   auto sealed = munge_seal(message);
@@ -89,12 +89,13 @@ std::optional<std::string> StoreServer::server_proof(Connection& c) {
   return *sealed;
 }
 
-void StoreServer::prove(Connection& c, const Request& r) {
+void LaunchersDoor::prove(Connection& c, const Request& r) {
+  const LaunchersConnection& s = state(c);
   const std::string expected =
-      proof_message(c.role, c.role, options_.token, c.member, c.client_nonce, c.server_nonce);
+      proof_message(s.role, s.role, options_.token, s.member, s.client_nonce, s.server_nonce);
   if (options_.auth.kind == AuthKind::key) {
     const std::string& key =
-        c.role == Role::launcher ? options_.auth.launcher_key : options_.auth.worker_key;
+        s.role == Role::launcher ? options_.auth.launcher_key : options_.auth.worker_key;
     if (!same_mac(r.nonce, mac(key, expected))) {
       return refuse(c, "a wrong proof (another secret, or a replayed or reflected handshake)");
     }
@@ -112,17 +113,17 @@ void StoreServer::prove(Connection& c, const Request& r) {
   proven(c);
 }
 
-void StoreServer::proven(Connection& c) {
-  c.proving = false;
-  c.authenticated = true;
-  c.decoder.set_max_frame(options_.limits.max_frame);
+void LaunchersDoor::proven(Connection& c) {
+  state(c).proving = false;
+  c.member = true;
+  state(c).decoder.set_max_frame(options_.limits.max_frame);
   unproven_.erase(c.id);
-  if (options_.vouched && c.role == Role::launcher) options_.vouched->add(c.peer);
-  reply(c, status_ok());
+  if (options_.vouched && state(c).role == Role::launcher) options_.vouched->add(c.peer);
+  core_.reply(c, status_ok());
 }
 
-bool StoreServer::worker_may(const Connection& c, const Request& r, std::string& why) const {
-  if (c.role != Role::worker) return true;
+bool LaunchersDoor::worker_may(const Connection& c, const Request& r, std::string& why) const {
+  if (state(c).role != Role::worker) return true;
   if (r.op == Opcode::identify || r.op == Opcode::silent) {
     why = "a worker is not a member of the node group (identify, silent)";
     return false;
