@@ -5,21 +5,24 @@ import os
 import threading
 import time
 
-# A line a second until the group is up: importing torch and meeting the others can take
-# more than the test's --hang-timeout on a busy machine, and that start-up is not the hang
-# this job is about.
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+# A line a second until the group is up: meeting the others can take more than the test's
+# --hang-timeout on a busy machine, and that start-up is not the hang this job is about. Not
+# before torch is imported: an import that waits on the disk holds the GIL, so the line would
+# stop while the rank has already shown progress; silence before a rank's first line is
+# start-up to the launcher (--hang-startup-timeout), however long.
 started = threading.Event()
 
 
 def starting():
+    print("starting", flush=True)
     while not started.wait(1.0):
         print("starting", flush=True)
 
 
 threading.Thread(target=starting, daemon=True).start()
-
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
 
 dist.init_process_group("gloo")
 started.set()
