@@ -140,6 +140,15 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     const bool on_etcd = backend.kind == RendezvousBackend::Kind::etcd;
     inputs.rendezvous = RendezvousPlan{backend.name(), backend.endpoints, backend.loss_means(),
                                        on_etcd ? backend.access.describe() : ""};
+  } else if (topology.launch == Launch::per_node) {
+    // One node: a job without a secret says so too (DESIGN §5), and one with a secret is told
+    // why it changes nothing here.
+    constexpr std::string_view kLocal =
+        "one node: its stores listen on 127.0.0.1, open to this host alone";
+    inputs.store_auth = StoreAuthPlan{
+        auth.mode(), auth.mode() == "none"
+                         ? "no secret, none needed (" + std::string(kLocal) + ")"
+                         : auth.description() + "; not needed on " + std::string(kLocal)};
   }
   inputs.per_process_group =
       topology.launch == Launch::per_process && joins_group(options, topology);

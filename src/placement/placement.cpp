@@ -162,7 +162,7 @@ std::pair<BindMode, std::string> resolve_auto(const MachineLayout& machine,
 Result<Placement> place_ranks(const MachineLayout& machine, const PlacementRequest& request) {
   const int count = std::max(1, request.local_world_size);
   const std::vector<RankDevices> devices =
-      rank_devices(machine, request.cuda_visible_devices, count);
+      rank_devices(machine, request.cuda_visible_devices, count, request.per_process);
   const std::vector<Home> homes = homes_of(machine, devices);
   Placement placement;
   placement.requested = request.mode;
@@ -202,7 +202,18 @@ Result<Placement> place_ranks(const MachineLayout& machine, const PlacementReque
     return pick(placement);
   }
   BindMode mode = request.mode;
-  if (mode == BindMode::automatic) {
+  const std::size_t entries = request.cuda_visible_devices && !request.cuda_visible_devices->empty()
+                                  ? 1 + std::count(request.cuda_visible_devices->begin(),
+                                                   request.cuda_visible_devices->end(), ',')
+                                  : 0;
+  if (mode == BindMode::automatic && task_owns_devices(request.per_process, entries, count)) {
+    // Each task has GPUs of its own (srun --gpus-per-task): the other tasks' are not known here,
+    // so whether every rank has a GPU of its own cannot be.
+    mode = BindMode::none;
+    placement.reason =
+        "auto: each task has its own CUDA_VISIBLE_DEVICES (the scheduler's GPUs a task), so the "
+        "other tasks' GPUs are not known here; --bind node places this task by its GPU";
+  } else if (mode == BindMode::automatic) {
     std::tie(mode, placement.reason) = resolve_auto(machine, devices, homes);
   } else {
     placement.reason = "--bind " + to_string(mode);

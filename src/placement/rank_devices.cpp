@@ -97,7 +97,7 @@ std::vector<std::pair<int, std::string>> nearest_nics(const MachineLayout& machi
 
 std::vector<RankDevices> rank_devices(const MachineLayout& machine,
                                       const std::optional<std::string>& cuda_visible_devices,
-                                      int local_world_size) {
+                                      int local_world_size, bool per_process) {
   std::vector<RankDevices> ranks(static_cast<std::size_t>(std::max(0, local_world_size)));
   std::vector<std::string> entries;
   if (cuda_visible_devices) {
@@ -114,8 +114,11 @@ std::vector<RankDevices> rank_devices(const MachineLayout& machine,
     }
   }
   const auto nics = nearest_nics(machine);
+  const bool task_list = task_owns_devices(per_process, entries.size(), local_world_size);
   for (std::size_t local = 0; local < ranks.size(); ++local) {
     RankDevices& rank = ranks[local];
+    // The entry that names its GPU: its local rank's, or the first of its task's own list.
+    const std::size_t at = task_list ? 0 : local;
     const int count = static_cast<int>(machine.gpus.size());
     if (!cuda_visible_devices) {
       if (static_cast<int>(local) < count) {
@@ -127,17 +130,20 @@ std::vector<RankDevices> rank_devices(const MachineLayout& machine,
                                 : "no GPU: local rank " + std::to_string(local) + " of " +
                                       std::to_string(count) + " GPUs";
       }
-    } else if (local >= entries.size()) {
+    } else if (at >= entries.size()) {
       rank.label = "no GPU: CUDA_VISIBLE_DEVICES=" + *cuda_visible_devices + " has no entry " +
                    std::to_string(local);
     } else {
-      const std::string& entry = entries[local];
-      const std::string where = " (CUDA_VISIBLE_DEVICES entry " + std::to_string(local) + ")";
+      const std::string& entry = entries[at];
+      const std::string where = task_list
+                                    ? " (CUDA_VISIBLE_DEVICES entry 0, the task's own list of " +
+                                          std::to_string(entries.size()) + ")"
+                                    : " (CUDA_VISIBLE_DEVICES entry " + std::to_string(local) + ")";
       if (!entry.empty() && std::all_of(entry.begin(), entry.end(), ::isdigit)) {
         const int index = std::atoi(entry.c_str());
         if (index < count) {
           rank.gpu = index;
-          rank.label = "GPU " + entry + ":" + where.substr(1, where.size() - 2);
+          rank.label = "GPU " + entry + ": " + where.substr(2, where.size() - 3);
         } else {
           rank.label = "no GPU: " + entry + where + " is not one of this node's " +
                        std::to_string(count) + " GPUs";

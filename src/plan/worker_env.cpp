@@ -2,6 +2,7 @@
 #include <string>
 #include <vector>
 
+#include "placement/rank_devices.hpp"
 #include "plan/jax_env.hpp"
 #include "plan/launch_plan.hpp"
 #include "topology/worker_marker.hpp"
@@ -80,7 +81,11 @@ EnvList worker_env(const LaunchPlan& plan, const PlanInputs& inputs, const Worke
     add_jax_env(*plan.jax, t, inputs.virtual_local_rank, rank, local_rank, env);
   // torchrun sets it so that a failed NCCL collective ends the rank instead of hanging it.
   if (!inputs.nccl_async_set) set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
-  if (inputs.virtual_local_rank && rank >= 0) {
+  // --virtual-local-rank narrows the node's GPUs to the worker's own; a task the scheduler
+  // gave GPUs of its own (srun --gpus-per-task) keeps them: nothing narrows the scheduler's list.
+  const bool task_list = task_owns_devices(t.launch == Launch::per_process,
+                                           inputs.visible_devices.size(), t.nproc_per_node);
+  if (inputs.virtual_local_rank && rank >= 0 && !task_list) {
     const bool listed = local_rank < static_cast<int>(inputs.visible_devices.size());
     set("CUDA_VISIBLE_DEVICES", listed ? inputs.visible_devices[local_rank] : number(local_rank));
   }

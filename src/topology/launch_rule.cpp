@@ -71,7 +71,25 @@ Result<Topology> elastic(Topology t, const Overrides& o, const std::string& mast
 }  // namespace
 
 Result<Topology> apply_launch_rule(Detected detected, const Overrides& o) {
+  if (detected.unless_nnodes_given && !o.nnodes && !o.nnodes_range) {
+    return *detected.unless_nnodes_given;
+  }
   Topology t = std::move(detected.topology);
+  // A launcher inside a launcher (aml-launch as the image's entry point and in the command):
+  // it is one of the outer launcher's workers. Workers of its own would be a second job inside
+  // that rank, at the outer job's port: refused, whatever the count.
+  if (t.source == "aml-launch" && (o.nproc_per_node || o.nnodes_range)) {
+    const std::string flag = o.nproc_per_node ? "--nproc-per-node" : "--nnodes";
+    return invalid(flag,
+                   o.nproc_per_node ? std::to_string(*o.nproc_per_node)
+                                    : std::to_string(o.nnodes_range->min) + ":" +
+                                          std::to_string(o.nnodes_range->max),
+                   "no " + flag + " here: this process is a worker that aml-launch started (" +
+                       std::to_string(t.nproc_per_node) +
+                       " on this node). Give aml-launch once: as the image's entry point "
+                       "or in the job's command, not both (without " +
+                       flag + ", this one runs its command once, as that worker)");
+  }
   // An elastic range asks for one launcher per node too (srun -N 3 aml-launch --nnodes 2:2).
   const bool elastic_node_launch = o.nnodes_range && becomes_per_node(t);
   if (t.launch == Launch::per_process && o.nproc_counted && o.nproc_per_node &&

@@ -38,6 +38,9 @@ struct Detected {
   Topology topology;
   // The variables that could have named node 0, for the error when a multi-node job names none.
   std::string master_variables = "MASTER_ADDR";
+  // Refused unless the flags name the nodes (--nnodes): what this source saw is most likely a
+  // mistake (a multi-node Slurm allocation outside any step).
+  std::optional<Error> unless_nnodes_given = std::nullopt;
 };
 
 struct Source {

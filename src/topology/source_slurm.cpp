@@ -12,16 +12,7 @@
 namespace aml {
 namespace {
 
-// Slurm's own step ids for the batch script, the extern step and interactive steps are
-// 0xfffffff0 and above, or words in some versions.
-bool inside_step(const Env& env) {
-  const std::string* step = find(env, "SLURM_STEP_ID");
-  if (step == nullptr) return false;
-  auto id = parse_number("SLURM_STEP_ID", *step, 0, 0x7fffffff);
-  return id.ok();
-}
-
-bool present(const Env& env) { return has(env, "SLURM_PROCID") && inside_step(env); }
+bool present(const Env& env) { return has(env, "SLURM_PROCID") && inside_slurm_step(env); }
 
 struct NodeShape {
   int local_world_size;
@@ -133,6 +124,15 @@ Result<Detected> read(const DetectContext& ctx) {
 }
 
 }  // namespace
+
+// Slurm's own step ids for the batch script, the extern step and interactive steps are
+// 0xfffffff0 and above, or words in some versions.
+bool inside_slurm_step(const Env& env) {
+  const std::string* step = find(env, "SLURM_STEP_ID");
+  if (step == nullptr) return false;
+  auto id = parse_number("SLURM_STEP_ID", *step, 0, 0x7fffffff);
+  return id.ok();
+}
 
 const Source kSlurmSource{"slurm", present, read};
 

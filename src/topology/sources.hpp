@@ -19,4 +19,8 @@ extern const Source kSageMakerSource;
 extern const Source kLsfSource;
 extern const Source kStandaloneSource;
 
+// Whether this process is a task of a Slurm job step (srun), not the batch script or salloc's
+// shell (whose step ids are 0xfffffff0 and above, or words).
+bool inside_slurm_step(const Env& env);
+
 }  // namespace aml

@@ -29,6 +29,16 @@ check "bad environment starts nothing" [ ! -e "$WORK/ran" ]
 out=$(clean "$BIN" --nproc-per-node lots -- touch "$WORK/ran" 2>&1); status=$?
 check "bad flag exits 2 naming it" bash -c "[ $status = 2 ] && grep -q -- '--nproc-per-node=lots' <<<'$out'"
 check "bad flag starts nothing" [ ! -e "$WORK/ran" ]
+# A launcher inside a launcher (the image's entry point and the job's command): workers of its
+# own are refused with the outer count or another, and without the flag it runs once as its rank.
+for inner in 2 1; do
+  out=$(clean "$BIN" --nproc-per-node 1 -- "$BIN" --nproc-per-node $inner -- touch "$WORK/ran" 2>&1); status=$?
+  check "a launcher inside a launcher refuses --nproc-per-node $inner: exit 2, saying so ($out)" \
+    bash -c "[ $status = 2 ] && grep -q -- '--nproc-per-node=$inner: expected no --nproc-per-node here: this process is a worker that aml-launch started' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+done
+out=$(clean "$BIN" --nproc-per-node 2 -- "$BIN" -- sh -c 'echo "$RANK/$WORLD_SIZE"' 2>&1); status=$?
+check "a launcher inside a launcher without the flag runs once as each rank ($out)" \
+  bash -c "[ $status = 0 ] && grep -qx '\[rank 0\] 0/2' <<<\"\$1\" && grep -qx '\[rank 1\] 1/2' <<<\"\$1\"" _ "$out"
 expect_status "unknown option exits 2" 2 clean "$BIN" --no-such-flag -- true
 expect_status "no command exits 2" 2 clean "$BIN"
 # Elastic flags: each wrong one named, nothing started.

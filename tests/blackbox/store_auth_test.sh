@@ -157,6 +157,12 @@ got="$(mode --rdzv-secret-file "$WORK/secret") $(AML_LAUNCH_SECRET=$secret mode)
 check "--dry-run json names the mode: $got" [ "$got" = "secret-file secret-env none" ]
 text=$(AML_LAUNCH_SECRET=$secret "$BIN" "${plain[@]}" --dry-run -- true 2>&1)
 check "--dry-run text names the mode" grep -q "^store auth: *secret-env: the job's secret from AML_LAUNCH_SECRET" <<<"$text"
+# One node: the plan says what its stores admit, with a secret and without.
+text=$("$BIN" --rdzv-secret-file "$WORK/secret" --require-auth --dry-run -- true 2>&1)
+check "one node's --dry-run names the secret and why one node needs none" \
+  grep -q "^store auth: *secret-file: the job's secret from the file .*; not needed on one node: its stores listen on 127.0.0.1" <<<"$text"
+got=$("$BIN" --dry-run --format json -- true | "$py" -c 'import json,sys; a = json.load(sys.stdin)["auth"]; print(a["mode"], "|", a["about"])')
+check "one node without a secret says so in JSON ($got)" grep -q "^none | no secret, none needed (one node" <<<"$got"
 all=$( { "$BIN" "${plain[@]}" --dry-run --format json --rdzv-secret-file "$WORK/secret" -- true
          AML_LAUNCH_SECRET=$secret "$BIN" "${plain[@]}" --dry-run -- true
          AML_LAUNCH_SECRET=$secret "$BIN" --nproc-per-node 1 -- env; } 2>&1)

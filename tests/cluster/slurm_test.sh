@@ -240,6 +240,24 @@ out=$(env MARK="aml-slurm-$$-jax" srun -N1 -n2 --overcommit -J aml-jax "$BIN" --
 check "JAX per task (srun -n 2): processes 0 and 1 of 2, psum 3 on both" bash -c \
   '[ $(grep -c "jax process [01] of 2 rank [01]" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' _ "$out" ||
   echo "$out"
+# --- A GPU a task (srun --gpus-per-task 1, on the 8-GPU fixture machine): each task's
+# CUDA_VISIBLE_DEVICES is its own, set per task as Slurm's gres sets it (the real index, or 0
+# under its cgroup device constraint); the task's GPU is that entry whatever its local rank.
+/usr/bin/python3 "$(dirname "$0")/../fixtures/machines/make_machines.py" "$W/machines" >/dev/null
+gpus_per_task() {  # gpus_per_task CVD_OF_TASK_EXPR: each task's GPU, as its --dry-run has it
+  srun -N1 -n2 --overcommit sh -c "CUDA_VISIBLE_DEVICES=$1 AML_LAUNCH_MACHINE_ROOT='$W/machines/nd-h100-v5' \
+    exec '$BIN' --no-group --bind node --dry-run --format json -- true" |
+    python3 -c 'import json, sys
+for text in sys.stdin.read().replace("}\n{", "}\x00{").split("\x00"):
+    plan = json.loads(text)
+    print(plan["workers"][0]["placement"]["gpu"])' | sort | tr '\n' ' '
+}
+got=$(gpus_per_task '$((SLURM_LOCALID + 4))')
+check "srun per task, CUDA_VISIBLE_DEVICES 4 and 5 (the real index): GPUs 4 and 5 ($got)" \
+  [ "$got" = "0005:00:00.0 0006:00:00.0 " ]
+got=$(gpus_per_task 0)
+check "srun per task, CUDA_VISIBLE_DEVICES 0 (a cgroup's): each task its device 0 ($got)" \
+  [ "$got" = "0001:00:00.0 0001:00:00.0 " ]
 
 # --- Munge: nothing configured but the cluster's munged, and only the job's user gets in.
 export AML_MUNGE_SOCKET="$D/munge.sock"

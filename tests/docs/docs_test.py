@@ -154,15 +154,18 @@ def run_block(name, text, marker, base_env, envs, build):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-# What the code reads from the environment or gives the workers: names in these calls.
+# What the code reads from the environment or gives the workers: names in these calls, and
+# names held in constants (kProgressFdVariable = "AML_LAUNCH_PROGRESS_FD") for such calls.
 VARIABLE_USES = re.compile(r'(?:find|has)\(env, "([A-Z][A-Z0-9_]+)"|getenv\("([A-Z][A-Z0-9_]+)"|'
-                           r'\bset\("([A-Z][A-Z0-9_]+)"|\{"([A-Z][A-Z0-9_]*_[A-Z0-9_]+)", ')
+                           r'\bset\("([A-Z][A-Z0-9_]+)"|\{"([A-Z][A-Z0-9_]*_[A-Z0-9_]+)", |'
+                           r'constexpr[^=;]*=\s*"([A-Z][A-Z0-9_]*_[A-Z0-9_]+)"')
 
 
 def check_variables():
     """Every variable the code reads or sets is in the reference (docs/reference/environment.md,
-    made from --help)."""
-    reference = open(os.path.join(ROOT, "docs", "reference", "environment.md")).read()
+    made from --help; a flag's variable in docs/reference/flags.md, made from the flag table)."""
+    reference = "".join(open(os.path.join(ROOT, "docs", "reference", page)).read()
+                        for page in ("environment.md", "flags.md"))
     used = set()
     for top in ("src", "launcher"):
         for folder, _, names in os.walk(os.path.join(ROOT, top)):
@@ -171,7 +174,7 @@ def check_variables():
                     text = open(os.path.join(folder, name)).read()
                     used |= {next(g for g in m if g) for m in VARIABLE_USES.findall(text)}
     absent = sorted(v for v in used if not re.search(rf"\b{v}\b", reference))
-    check(f"every variable the code reads or sets ({len(used)}) is in docs/reference/environment.md",
+    check(f"every variable the code reads or sets ({len(used)}) is in docs/reference/environment.md or flags.md",
           not absent and len(used) > 50, ", ".join(absent))
 
 

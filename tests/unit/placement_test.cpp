@@ -225,5 +225,50 @@ TEST(Placement, ATaskTheSchedulerBoundIsLeftAlone) {
   EXPECT_EQ(summary(*unbound_task), (Lines{"48-95 m1 t12 mlx5_ib5"}));
 }
 
+// srun --ntasks-per-node N --gpus-per-task K: each task's CUDA_VISIBLE_DEVICES is its own list
+// (0 under Slurm's cgroup device constraint, else the real index), whatever its local rank.
+TEST(Placement, ATasksOwnGpusAreItsGpuWhateverItsLocalRank) {
+  auto task = [](const std::string& devices, int local, int ranks) {
+    PlacementRequest r = request(BindMode::node, ranks);
+    r.per_process = true;
+    r.local_ranks = {local};
+    r.cuda_visible_devices = devices;
+    auto p = place_ranks(machine("nd-h100-v5"), r);
+    EXPECT_TRUE(p) << (p ? "" : p.error().message());
+    return p ? p->ranks.at(0) : RankPlacement{};
+  };
+  const MachineLayout h100 = machine("nd-h100-v5");
+  const RankPlacement cgroup = task("0", 5, 8);  // the one GPU it can see is its device 0
+  EXPECT_EQ(cgroup.gpu, h100.gpus[0].address) << cgroup.gpu_label;
+  EXPECT_NE(cgroup.gpu_label.find("the task's own list of 1"), std::string::npos)
+      << cgroup.gpu_label;
+  const RankPlacement real = task("5", 5, 8);
+  EXPECT_EQ(real.gpu, h100.gpus[5].address) << real.gpu_label;
+  EXPECT_EQ(real.nic, "mlx5_ib5");
+  const RankPlacement two = task("4,5", 2, 4);  // two GPUs a task: the first is its home
+  EXPECT_EQ(two.gpu, h100.gpus[4].address) << two.gpu_label;
+  // The node's whole list, one entry a local rank, is still read by local rank.
+  const RankPlacement node_list = task("0,1,2,3,4,5,6,7", 6, 8);
+  EXPECT_EQ(node_list.gpu, h100.gpus[6].address) << node_list.gpu_label;
+  // auto cannot know the other tasks' GPUs: it binds nothing and says why.
+  PlacementRequest automatic = request(BindMode::automatic, 8);
+  automatic.per_process = true;
+  automatic.local_ranks = {5};
+  automatic.cuda_visible_devices = "5";
+  auto decided = place_ranks(h100, automatic);
+  ASSERT_TRUE(decided);
+  EXPECT_EQ(decided->applied, BindMode::none);
+  EXPECT_NE(decided->reason.find("each task has its own CUDA_VISIBLE_DEVICES"), std::string::npos)
+      << decided->reason;
+  EXPECT_EQ(decided->ranks.at(0).gpu, h100.gpus[5].address);
+  // A launcher that spawns its workers (not per process) reads its list by local rank.
+  PlacementRequest spawned = request(BindMode::node, 2);
+  spawned.cuda_visible_devices = "3";
+  auto p = place_ranks(h100, spawned);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->ranks[0].gpu, h100.gpus[3].address);
+  EXPECT_TRUE(p->ranks[1].gpu.empty()) << p->ranks[1].gpu_label;
+}
+
 }  // namespace
 }  // namespace aml

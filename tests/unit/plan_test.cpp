@@ -183,5 +183,26 @@ TEST(BuildPlan, MultiNodeTensorFlowSaysTheRendezvousWritesTfConfig) {
   EXPECT_TRUE(plan.topology.notes.empty());
 }
 
+// --virtual-local-rank narrows the node's list to a worker's own GPU, never a task's own list.
+TEST(BuildPlan, VirtualLocalRankNarrowsTheNodesGpusNotATasksOwn) {
+  PlanInputs inputs;
+  inputs.cpu_count = 8;
+  inputs.virtual_local_rank = true;
+  inputs.visible_devices = {"0", "1", "2", "3"};
+  LaunchPlan spawned = build_plan(per_node(1, 0, 4), inputs);
+  ASSERT_EQ(spawned.workers.size(), 4u);
+  EXPECT_EQ(*lookup(spawned.workers[2].env, "CUDA_VISIBLE_DEVICES"), "2");
+  EXPECT_EQ(*lookup(spawned.workers[2].env, "LOCAL_RANK"), "0");
+  Topology task = per_node(1, 0, 8);  // srun --ntasks-per-node 8 --gpus-per-task 1, task 5
+  task.launch = Launch::per_process;
+  task.rank = task.local_rank = 5;
+  inputs.visible_devices = {"5"};
+  LaunchPlan own = build_plan(task, inputs);
+  ASSERT_EQ(own.workers.size(), 1u);
+  EXPECT_EQ(lookup(own.workers[0].env, "CUDA_VISIBLE_DEVICES"), nullptr)
+      << "the task keeps the GPU its scheduler gave it";
+  EXPECT_EQ(*lookup(own.workers[0].env, "LOCAL_RANK"), "0");
+}
+
 }  // namespace
 }  // namespace aml
