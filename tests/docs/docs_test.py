@@ -10,7 +10,11 @@ the line before it:
                                   them; its last command must exit 0
   <!-- doc-test: env NAME -->     its aml-launch lines run under the environment NAME of
                                   tests/docs/doc_envs.json (a scheduler's, as the suite fakes
-                                  it elsewhere), each must exit 0
+                                  it elsewhere), each must exit 0; the block shows every
+                                  variable of NAME (VAR=value), so that a reader can type it
+  <!-- doc-test: output -->       (a text block) what the env block before it printed: each
+                                  of its lines, in order, is a line of the real output ("..."
+                                  stands for lines left out)
   <!-- doc-test: file PATH -->    the block is the repository's file PATH, as it is (those
                                   files are tested themselves: tests/examples)
   <!-- doc-test: cluster: WHY --> not run here: it needs a real cluster, and says why
@@ -31,7 +35,7 @@ from checks import check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-MARKER = re.compile(r"^<!-- doc-test: (run|env [\w-]+|file \S+|cluster: .+) -->$")
+MARKER = re.compile(r"^<!-- doc-test: (run|env [\w-]+|file \S+|output|cluster: .+) -->$")
 FENCE = re.compile(r"^```(\w*)\s*$")
 COMMAND_LANGUAGES = {"sh", "bash", "console", "shell"}
 FILE_LANGUAGES = {"yaml", "yml", "dockerfile"}
@@ -127,7 +131,35 @@ def command_lines(text):
     return re.sub(r"\\\n\s*", " ", text).split("\n")
 
 
+# Plumbing of the suite's own (a copy of /sys), not a scheduler's: a block need not show it.
+UNSHOWN = {"AML_LAUNCH_MACHINE_ROOT"}
+
+
+def shows_variable(text, name, value):
+    quoted = "|".join(re.escape(v) for v in (value, f"'{value}'", f'"{value}"'))
+    return re.search(rf"(?:^|\s){re.escape(name)}=(?:{quoted})(?=\s|$|\\)", text, re.M)
+
+
+def check_output(name, shown, printed):
+    """Every line shown (but "..."), in order, is a line of what was printed."""
+    lines = [line.rstrip() for line in printed.split("\n")]
+    at, missing = 0, None
+    for want in (line.rstrip() for line in shown.split("\n")):
+        if want.strip() in ("", "..."):
+            continue
+        while at < len(lines) and lines[at] != want:
+            at += 1
+        if at == len(lines):
+            missing = want
+            break
+        at += 1
+    check(f"{name}: is what the block before it prints", printed and missing is None,
+          f"not printed (in this order): {missing!r}; printed:\n{printed[-1500:]}")
+
+
 def run_block(name, text, marker, base_env, envs, build):
+    """Runs the block; what its last aml-launch line printed (env blocks), else None."""
+    printed = None
     folder = tempfile.mkdtemp()
     # The training script the guides run (a block may write its own).
     with open(os.path.join(folder, "train.py"), "w") as f:
@@ -142,6 +174,10 @@ def run_block(name, text, marker, base_env, envs, build):
             env_name = marker.split()[1]
             extra = {k: v.replace("{machines}", os.path.join(build, "tests", "machines"))
                      for k, v in envs[env_name].items()}
+            unshown = [k for k, v in envs[env_name].items()
+                       if k not in UNSHOWN and not shows_variable(text, k, v)]
+            check(f"{name}: shows the variables of {env_name}", not unshown,
+                  "not shown as VAR=value: " + ", ".join(unshown))
             lines = [line.strip() for line in command_lines(text) if line.strip().startswith("aml-launch")]
             if not lines:
                 check(f"{name}: has an aml-launch line to run", False)
@@ -150,8 +186,10 @@ def run_block(name, text, marker, base_env, envs, build):
                                       capture_output=True, text=True, timeout=60)
                 check(f"{name}: `{line[:70]}` under {env_name}", done.returncode == 0,
                       f"exit {done.returncode}: {done.stderr[-600:]}")
+                printed = done.stdout + done.stderr
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    return printed
 
 
 # What the code reads from the environment or gives the workers: names in these calls, and
@@ -202,9 +240,14 @@ def main(argv):
             check_links(path)
             rel = os.path.relpath(path, ROOT)
             in_docs = rel.startswith("docs/")
+            printed = None  # what the last env block printed, for an output block after it
             for line, language, marker, text in blocks(path):
                 name = f"{rel}:{line}"
                 if not in_docs:
+                    continue
+                if marker == "output":
+                    check_output(name, text, printed)
+                    printed = None
                     continue
                 if language not in COMMAND_LANGUAGES | FILE_LANGUAGES:
                     continue
@@ -218,7 +261,7 @@ def main(argv):
                 elif marker.startswith("cluster:"):
                     cluster_only.append(f"{name} ({marker[len('cluster:'):].strip()})")
                 else:
-                    run_block(name, text, marker, base_env, envs, build)
+                    printed = run_block(name, text, marker, base_env, envs, build)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{len(cluster_only)} block(s) need a real cluster and are not run here:")
