@@ -108,8 +108,11 @@ check("azureml/environment/environment.yml: azure-ai-ml load_environment accepts
       f"every job file names ({names})", loaded.returncode == 0 and names == {loaded.stdout.strip()},
       loaded.stderr.strip().splitlines()[-1:] if loaded.stderr else loaded.stdout)
 dockerfile = open(f"{EXAMPLES}/azureml/environment/Dockerfile").read()
-check("azureml/environment/Dockerfile installs aml-launch and get_secret.py's Key Vault client",
-      "aml-launch" in dockerfile and "azure-keyvault-secrets" in dockerfile and "azure-identity" in dockerfile)
+installs = [line for line in dockerfile.replace("\\\n", " ").split("\n") if line.startswith("RUN pip install")]
+check("azureml/environment/Dockerfile installs aml-launch's wheel (copied in) and get_secret.py's Key Vault client",
+      "COPY aml_launch-*.whl /tmp/" in dockerfile and len(installs) == 1 and
+      all(p in installs[0] for p in ("/tmp/aml_launch-*.whl", "azure-keyvault-secrets", "azure-identity")),
+      installs)
 
 # --- Kubeflow PyTorchJob: one pod per node, the master pod is node 0.
 job = yaml.safe_load(open(f"{EXAMPLES}/kubeflow/pytorchjob.yaml"))
