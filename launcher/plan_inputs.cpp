@@ -146,7 +146,7 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
     constexpr std::string_view kLocal =
         "one node: its stores listen on 127.0.0.1, open to this host alone";
     inputs.store_auth = StoreAuthPlan{
-        auth.mode(), auth.mode() == "none"
+        auth.mode(), auth.source() == JobAuth::Source::none
                          ? "no secret, none needed (" + std::string(kLocal) + ")"
                          : auth.description() + "; not needed on " + std::string(kLocal)};
   }

@@ -202,10 +202,7 @@ Result<Placement> place_ranks(const MachineLayout& machine, const PlacementReque
     return pick(placement);
   }
   BindMode mode = request.mode;
-  const std::size_t entries = request.cuda_visible_devices && !request.cuda_visible_devices->empty()
-                                  ? 1 + std::count(request.cuda_visible_devices->begin(),
-                                                   request.cuda_visible_devices->end(), ',')
-                                  : 0;
+  const std::size_t entries = visible_device_entries(request.cuda_visible_devices).size();
   if (mode == BindMode::automatic && task_owns_devices(request.per_process, entries, count)) {
     // Each task has GPUs of its own (srun --gpus-per-task): the other tasks' are not known here,
     // so whether every rank has a GPU of its own cannot be.

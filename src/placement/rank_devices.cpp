@@ -95,24 +95,27 @@ std::vector<std::pair<int, std::string>> nearest_nics(const MachineLayout& machi
   return out;
 }
 
+std::vector<std::string> visible_device_entries(const std::optional<std::string>& text) {
+  std::vector<std::string> entries;
+  if (!text) return entries;
+  std::size_t start = 0;
+  while (start <= text->size() && !text->empty()) {
+    auto comma = text->find(',', start);
+    if (comma == std::string::npos) comma = text->size();
+    std::string entry = text->substr(start, comma - start);
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    entries.push_back(entry);
+    start = comma + 1;
+  }
+  return entries;
+}
+
 std::vector<RankDevices> rank_devices(const MachineLayout& machine,
                                       const std::optional<std::string>& cuda_visible_devices,
                                       int local_world_size, bool per_process) {
   std::vector<RankDevices> ranks(static_cast<std::size_t>(std::max(0, local_world_size)));
-  std::vector<std::string> entries;
-  if (cuda_visible_devices) {
-    std::size_t start = 0;
-    const std::string& text = *cuda_visible_devices;
-    while (start <= text.size() && !text.empty()) {
-      auto comma = text.find(',', start);
-      if (comma == std::string::npos) comma = text.size();
-      std::string entry = text.substr(start, comma - start);
-      entry.erase(0, entry.find_first_not_of(' '));
-      entry.erase(entry.find_last_not_of(' ') + 1);
-      entries.push_back(entry);
-      start = comma + 1;
-    }
-  }
+  const std::vector<std::string> entries = visible_device_entries(cuda_visible_devices);
   const auto nics = nearest_nics(machine);
   const bool task_list = task_owns_devices(per_process, entries.size(), local_world_size);
   for (std::size_t local = 0; local < ranks.size(); ++local) {

@@ -17,6 +17,9 @@ struct RankDevices {
   std::string nic_reason;
 };
 
+// CUDA_VISIBLE_DEVICES's entries, trimmed (none where it is not set or empty).
+std::vector<std::string> visible_device_entries(const std::optional<std::string>& text);
+
 // For local ranks 0 .. local_world_size - 1. per_process: the scheduler started each rank, and
 // a CUDA_VISIBLE_DEVICES of fewer entries than ranks is the task's own (srun --gpus-per-task):
 // its first entry is every rank's GPU, whatever its local rank.

@@ -48,6 +48,16 @@ Env ompi(int rank, int size, int local_rank, int local_size) {
           {"OMPI_COMM_WORLD_LOCAL_RANK", std::to_string(local_rank)},
           {"OMPI_COMM_WORLD_LOCAL_SIZE", std::to_string(local_size)}};
 }
+// A worker that aml-launch started, rank `rank` of `local_size` on one node.
+Env aml_worker(int rank, int local_size) {
+  return {{"AML_LAUNCH_WORKER", "1"},
+          {"RANK", std::to_string(rank)},
+          {"LOCAL_RANK", std::to_string(rank)},
+          {"WORLD_SIZE", std::to_string(local_size)},
+          {"LOCAL_WORLD_SIZE", std::to_string(local_size)},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", "41000"}};
+}
 Env with(Env env, Env more) {
   for (auto& [k, v] : more) env[k] = v;
   return env;
@@ -179,23 +189,11 @@ std::vector<Case> cases() {
           {"MASTER_PORT", "29500"}},
          {"torchrun", PP, 1, 0, 4, 4, 3, "127.0.0.1", 29500}),
       bad("a launcher inside a launcher refuses workers of its own (one a node outside)",
-          {{"AML_LAUNCH_WORKER", "1"},
-           {"RANK", "0"},
-           {"LOCAL_RANK", "0"},
-           {"WORLD_SIZE", "1"},
-           {"LOCAL_WORLD_SIZE", "1"},
-           {"MASTER_ADDR", "127.0.0.1"},
-           {"MASTER_PORT", "41000"}},
-          "--nproc-per-node", nproc(2)),
+          aml_worker(0, 1), "--nproc-per-node", nproc(2)),
+      bad("a launcher inside a launcher refuses an elastic --nnodes of its own", aml_worker(0, 1),
+          "--nnodes", {.nnodes_range = NodeRange{1, 2}}),
       bad("a launcher inside a launcher refuses the same count as the outer one's",
-          {{"AML_LAUNCH_WORKER", "1"},
-           {"RANK", "1"},
-           {"LOCAL_RANK", "1"},
-           {"WORLD_SIZE", "2"},
-           {"LOCAL_WORLD_SIZE", "2"},
-           {"MASTER_ADDR", "127.0.0.1"},
-           {"MASTER_PORT", "41000"}},
-          "--nproc-per-node", nproc(2)),
+          aml_worker(1, 2), "--nproc-per-node", nproc(2)),
       ok("an aml-launch TF ps task has no rank",
          {{"AML_LAUNCH_WORKER", "1"},
           {"ROLE_NAME", "ps"},

@@ -215,7 +215,7 @@ void StoreCore::take_adopted() {
 void StoreCore::on_readable(std::uint64_t id) {
   Connection* c = find(id);
   if (!c) return;
-  char buffer[64 * 1024];
+  char buffer[kReadBytes];
   while (true) {
     ssize_t n = recv(c->fd.get(), buffer, sizeof(buffer), 0);
     if (n > 0) {

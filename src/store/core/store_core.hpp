@@ -24,6 +24,10 @@
 
 namespace aml::store {
 
+// The most a connection's socket gives in one read: a door's bound on what a client may send
+// ahead of a whole request allows one read more.
+inline constexpr std::size_t kReadBytes = 64 * 1024;
+
 class StoreCore {
  public:
   using Clock = StoreClock;

@@ -48,7 +48,7 @@ void TorchDoor::received(Connection& c, std::string_view bytes) {
   s.in.append(bytes);
   if (s.trunk) return trunks_.process(c);  // a trunk's streams are bounded each, not the trunk
   // More than one request's bounds before a whole one.
-  if (s.in.size() - s.in_used > options_.torch_limits.max_request + 64 * 1024) core_.close(c.id);
+  if (s.in.size() - s.in_used > options_.torch_limits.max_request + kReadBytes) core_.close(c.id);
 }
 
 void TorchDoor::serve(Connection& c) {
