@@ -133,7 +133,10 @@ start() {
 # a stopped process group that its guardian's death orphans gets SIGHUP and SIGCONT.)
 # Several hosts are found in one look and killed by one kill: one at a time, on a loaded machine
 # the last host could hear of the first one's loss and start a round before its own kill.
-kill_host() {  # kill_host JOB HOST...
+# host_pids JOB HOST...: their processes, each host's supervisor first. The look reads every
+# process's environment, seconds on a loaded machine: a test whose timing starts at the kill
+# looks first (kill -KILL $(host_pids ...)).
+host_pids() {
   local job=$1 hosts pids p parent first=""
   shift
   [ -n "$*" ] || return 1  # no host named: an empty pattern would match every host
@@ -145,5 +148,10 @@ kill_host() {  # kill_host JOB HOST...
       *" $parent "*) [ "$(cat /proc/"$p"/comm 2>/dev/null)" = aml-launch ] && first="$first $p" ;;
     esac
   done
-  [ -z "$pids" ] || kill -KILL $first $pids 2>/dev/null
+  echo $first $pids
+}
+kill_host() {  # kill_host JOB HOST...
+  local pids
+  pids=$(host_pids "$@") || return 1
+  [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
 }
