@@ -1,18 +1,16 @@
 # What aml::comm's backends are built with. Gloo is linked in: the system's (its CMake
-# package), or compiled here from AML_GLOO_SOURCE_DIR (the release: Debian's libgloo is
-# built against libstdc++ and a newer glibc). Open MPI and NCCL are only *compiled against*:
-# their headers are enough, the libraries are opened at run time where the image has them
-# (src/comm/shared_library.hpp), so that nothing needs them to start.
+# package), or compiled here from AML_GLOO_SOURCE_DIR (the portable build's, always: Debian's
+# libgloo is built against libstdc++ and a newer glibc; cmake/PinnedSources.cmake). Open MPI
+# and NCCL are only *compiled against*: their headers are enough, the libraries are opened at
+# run time where the image has them (src/comm/shared_library.hpp), so that nothing needs them
+# to start.
 # Sets AML_COMM_WITH_GLOO / _MPI / _NCCL and AML_MPI_INCLUDE_DIR, AML_NCCL_INCLUDE_DIRS.
 if(AML_GLOO_SOURCE_DIR)
   include(GlooFromSource)
   set(AML_COMM_WITH_GLOO TRUE)
-elseif(NOT AML_PORTABLE)
+else()
   find_package(Gloo CONFIG QUIET)
   set(AML_COMM_WITH_GLOO ${Gloo_FOUND})
-else()
-  message(STATUS "aml::comm: no Gloo in the portable build without AML_GLOO_SOURCE_DIR (scripts/fetch-gloo.sh)")
-  set(AML_COMM_WITH_GLOO FALSE)
 endif()
 
 # The portable build must not search the host's /usr/include (its glibc headers are newer):

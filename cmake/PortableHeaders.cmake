@@ -1,24 +1,9 @@
-# The portable build (cmake/PortableToolchain.cmake) compiles against Zig's glibc 2.17 headers.
-# The header-only libraries it uses live in the host's /usr/include, beside the host's newer
-# glibc headers, which must stay out of reach: each library's own folder is linked into a
-# folder of the build tree, and that folder replaces /usr/include on the library's target.
-set(_aml_headers ${PROJECT_BINARY_DIR}/portable-headers)
-file(MAKE_DIRECTORY ${_aml_headers})
-foreach(entry "nlohmann_json::nlohmann_json=nlohmann" "fmt::fmt-header-only=fmt")
-  string(REPLACE "=" ";" entry "${entry}")
-  list(GET entry 0 target)
-  list(GET entry 1 folder)
-  get_target_property(_dirs ${target} INTERFACE_INCLUDE_DIRECTORIES)
-  set(_found "")
-  foreach(dir IN LISTS _dirs)
-    if(EXISTS "${dir}/${folder}")
-      set(_found "${dir}/${folder}")
-      break()
-    endif()
-  endforeach()
-  if(NOT _found)
-    message(FATAL_ERROR "portable build: no ${folder}/ folder in ${target}'s include directories (${_dirs})")
-  endif()
-  file(CREATE_LINK "${_found}" "${_aml_headers}/${folder}" SYMBOLIC)
-  set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_aml_headers}")
-endforeach()
+# The portable build (cmake/PortableToolchain.cmake) compiles against Zig's glibc 2.17 headers:
+# the host's /usr/include, whose glibc headers are newer, stays out of reach, and so do the
+# host's header-only libraries. nlohmann_json and fmt come from pinned copies of their headers
+# alone (cmake/PinnedSources.cmake), under the targets find_package would give.
+add_library(nlohmann_json::nlohmann_json INTERFACE IMPORTED)
+target_include_directories(nlohmann_json::nlohmann_json SYSTEM INTERFACE ${AML_JSON_INCLUDE_DIR})
+add_library(fmt::fmt-header-only INTERFACE IMPORTED)
+target_include_directories(fmt::fmt-header-only SYSTEM INTERFACE ${AML_FMT_INCLUDE_DIR})
+target_compile_definitions(fmt::fmt-header-only INTERFACE FMT_HEADER_ONLY=1)

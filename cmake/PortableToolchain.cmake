@@ -10,7 +10,7 @@
 # AML_PORTABLE_ARCH (x86_64 or aarch64; this machine's by default) picks the target: Zig
 # cross-compiles from either to either, with its own glibc 2.17 stubs for each.
 # Zig comes from PyPI (`pip install ziglang`); AML_ZIG names another zig binary.
-# The host libraries' CMake packages (header-only ones) are found in the usual place.
+# The libraries it compiles in come from pinned copies (cmake/PinnedSources.cmake).
 if(NOT AML_PORTABLE_ARCH)
   set(AML_PORTABLE_ARCH "${CMAKE_HOST_SYSTEM_PROCESSOR}")
 endif()
@@ -22,10 +22,6 @@ set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR ${AML_PORTABLE_ARCH})
 set(CMAKE_LIBRARY_ARCHITECTURE ${AML_PORTABLE_ARCH}-linux-gnu)
 set(AML_PORTABLE_TARGET "${AML_PORTABLE_ARCH}-linux-gnu.2.17" CACHE STRING "Zig target of the portable build")
-if(NOT AML_PORTABLE_ARCH STREQUAL CMAKE_HOST_SYSTEM_PROCESSOR)
-  # Cross: the header-only libraries' CMake files are the host's (fmt's under its arch folder).
-  list(APPEND CMAKE_PREFIX_PATH /usr/lib/${CMAKE_HOST_SYSTEM_PROCESSOR}-linux-gnu/cmake)
-endif()
 
 if(NOT AML_ZIG)
   if(DEFINED ENV{AML_ZIG})
@@ -50,8 +46,6 @@ set(CMAKE_C_COMPILER_ARG1 "cc -target ${AML_PORTABLE_TARGET}")
 set(CMAKE_CXX_COMPILER "${AML_ZIG}")
 set(CMAKE_CXX_COMPILER_ARG1 "c++ -target ${AML_PORTABLE_TARGET}")
 
-# Header-only dependencies (nlohmann_json, fmt) are found where the host installed them,
-# but the host's /usr/include must not be searched as a whole: its glibc headers are newer than
-# the glibc the binaries are linked against. The build puts those three libraries' own folders
-# on the include path instead (see cmake/PortableHeaders.cmake).
+# The host's /usr/include is never searched: its glibc headers are newer than the glibc the
+# binaries are linked against (cmake/PortableHeaders.cmake).
 set(AML_PORTABLE ON CACHE BOOL "Portable (old glibc) build" FORCE)

@@ -1,8 +1,8 @@
 # libsodium, for the store's handshake (HMAC-SHA256, nonces, constant-time comparison): compiled
-# here from a source tree (AML_SODIUM_SOURCE_DIR; scripts/fetch-sodium.sh gets the release's
-# pinned one) with the build's own toolchain and linked in, so that the release needs glibc
-# alone; or, in a build from source on Debian, Debian's libsodium-dev (static into executables,
-# shared into shared libraries). Either way the project links the target `sodium`.
+# here from a source tree (AML_SODIUM_SOURCE_DIR; the portable build fetches the pinned one:
+# cmake/PinnedSources.cmake) with the build's own toolchain and linked in, so that the release
+# needs glibc alone; or, in a build from source on Debian, Debian's libsodium-dev (static into
+# executables, shared into shared libraries). Either way the project links the target `sodium`.
 if(AML_SODIUM_SOURCE_DIR)
   set(_sodium ${AML_SODIUM_SOURCE_DIR}/src/libsodium)
   if(NOT EXISTS ${_sodium}/include/sodium.h OR NOT EXISTS ${_sodium}/include/sodium/version.h.in)
@@ -39,8 +39,6 @@ if(AML_SODIUM_SOURCE_DIR)
   set_target_properties(sodium PROPERTIES C_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON
                                           OUTPUT_NAME aml_sodium EXPORT_NAME sodium)
   message(STATUS "libsodium ${VERSION}: compiled from ${AML_SODIUM_SOURCE_DIR}")
-elseif(AML_PORTABLE)
-  message(FATAL_ERROR "The portable build compiles libsodium from source: -DAML_SODIUM_SOURCE_DIR=$(scripts/fetch-sodium.sh)")
 else()
   # Executables (aml-launch, aml-preflight) take Debian's static archive and need glibc alone, as
   # the release does; a shared library (libaml_comm.so) cannot (the archive is not PIC) and

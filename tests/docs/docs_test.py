@@ -18,6 +18,9 @@ the line before it:
   <!-- doc-test: file PATH -->    the block is the repository's file PATH, as it is (those
                                   files are tested themselves: tests/examples)
   <!-- doc-test: cluster: WHY --> not run here: it needs a real cluster, and says why
+  <!-- doc-test: get-it -->       README.md's is run from a fresh tree in a new venv by
+                                  tests/docs/get_it_test.sh (its build takes minutes); a guide's
+                                  has only commands of README.md's
 
 usage: docs_test.py AML_LAUNCH BUILD_DIR      Ends with 'N passed, N failed'.
 """
@@ -35,7 +38,7 @@ from checks import check  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-MARKER = re.compile(r"^<!-- doc-test: (run|env [\w-]+|file \S+|output|cluster: .+) -->$")
+MARKER = re.compile(r"^<!-- doc-test: (run|env [\w-]+|file \S+|output|get-it|cluster: .+) -->$")
 FENCE = re.compile(r"^```(\w*)\s*$")
 COMMAND_LANGUAGES = {"sh", "bash", "console", "shell"}
 FILE_LANGUAGES = {"yaml", "yml", "dockerfile"}
@@ -80,6 +83,12 @@ def slug(heading):
 
 def anchors(path):
     return {slug(line.lstrip("#")) for line in open(path).read().split("\n") if line.startswith("#")}
+
+
+def readme_get_it():
+    """README.md's get-it block (tests/docs/get_it_test.sh runs it)."""
+    found = [text for _, _, marker, text in blocks(os.path.join(ROOT, "README.md")) if marker == "get-it"]
+    return found[0] if found else ""
 
 
 def check_links(path):
@@ -258,6 +267,10 @@ def main(argv):
                     wanted = os.path.join(ROOT, marker.split(None, 1)[1])
                     same = os.path.exists(wanted) and open(wanted).read().rstrip("\n") == text.rstrip("\n")
                     check(f"{name}: is {marker.split(None, 1)[1]} as it is", same)
+                elif marker == "get-it":
+                    commands = {c.split("#")[0].strip() for c in command_lines(readme_get_it())} - {""}
+                    extra = [c for c in command_lines(text) if c.split("#")[0].strip() not in commands]
+                    check(f"{name}: has only commands of README.md's get-it block", not extra, ", ".join(extra))
                 elif marker.startswith("cluster:"):
                     cluster_only.append(f"{name} ({marker[len('cluster:'):].strip()})")
                 else:
