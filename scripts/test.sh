@@ -101,9 +101,10 @@ cmake --build build-san
 
 beside "main build (gcc)" scripts/build.sh
 stage "sanitizer tests"
-# The elastic suite under etcd runs once, in the main stage: here etcd's code is covered by its
-# own suite (launcher.etcd_rendezvous) and the elastic suite on node 0's store.
-(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd')
+# The elastic suite under etcd and the lease's fault suite run once, in the main stage: here
+# etcd's code is covered by its own suite (launcher.etcd_rendezvous) and the elastic suite on
+# node 0's store.
+(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd|lease_faults')
 
 stage "waiting for the main build"
 wait_for "main build (gcc)"

@@ -261,12 +261,11 @@ Result<std::vector<std::string>> EtcdRendezvous::silent(milliseconds) {
   return std::vector<std::string>();
 }
 
-// The lease is renewed a third of its time before it ends, not at every heartbeat: a
+// The lease is renewed by its keeper every third of its time, not at every heartbeat: a
 // thousand launchers beating five times a second would be etcd's whole load.
 Result<bool> EtcdRendezvous::heartbeat() {
-  const bool due = Clock::now() >= session_->next_keep_alive();
   if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
-  return due;  // etcd answered just now
+  return session_->renewed_since_asked();  // etcd answered since the last beat
 }
 
 }  // namespace aml::etcd

@@ -85,7 +85,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
   if (!watching) return watching.error();
   while (missing() > 0 && Clock::now() < deadline) {
     const auto step =
-        std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
+        std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     auto message = watching->next_message(step);
     if (!message) {
       // Its member was lost: read again and watch on another from there.
@@ -193,7 +193,7 @@ Result<std::int64_t> EtcdRendezvous::wait_count(std::string_view count_key, std:
     const auto step =
         count_ > above
             ? Clock::now()
-            : std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
+            : std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     auto read = next_count_message(step);
     if (!read) return read.error();
     if (*read) continue;
@@ -219,7 +219,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::arrivals(std::st
   };
   while (!all_there()) {
     const auto step =
-        std::min({deadline, session_->next_keep_alive(), Clock::now() + kLongestStep});
+        std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     auto read = next_count_message(step);
     if (!read) return read.error();
     if (!*read && Clock::now() >= deadline) break;

@@ -13,60 +13,14 @@ namespace {
 
 using nlohmann::json;
 
-// A member that cannot serve now (lost, no leader, overloaded) is left for the next one.
-constexpr std::chrono::milliseconds kRetryPause{100};
 // A unary call on one member gives up after a quarter of the lease (within these bounds), so
 // that a lost member costs little: a member without a leader (its leader just lost, an
 // election under way) holds a keepalive until one is elected, and the lease must still be
 // renewed through another member in time.
 constexpr std::chrono::milliseconds kShortestMemberTry{500};
 constexpr std::chrono::milliseconds kLongestMemberTry{2000};
-// Once etcd was found unreachable: how long a call tries until a member answers again.
-constexpr std::chrono::milliseconds kUnreachableTry{500};
 // How long a batch's "absent at revision R" stays good for a watch from R + 1.
 constexpr std::chrono::milliseconds kAbsentKept{10000};
-
-std::pair<std::string, int> host_port(const std::string& endpoint) {
-  const auto colon = endpoint.rfind(':');
-  if (colon == std::string::npos) return {endpoint, 2379};
-  std::string host = endpoint.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return {host, std::atoi(endpoint.c_str() + colon + 1)};
-}
-
-constexpr long long kUnauthenticated = 16;  // gRPC's code: no token, or an expired one
-
-// What to do about a refusal of etcd's access control.
-std::string auth_hint(const json& answer, const Access& access) {
-  const std::string said = text_of(answer, "error");
-  if (said.find("user name is empty") != std::string::npos ||
-      said.find("invalid auth token") != std::string::npos ||
-      (access.user.empty() && said.find("permission denied") != std::string::npos)) {
-    return ": etcd's authentication is on; give its user with --rdzv-conf "
-           "user=NAME,password_file=FILE";
-  }
-  if (said.find("permission denied") != std::string::npos) {
-    return ": etcd user " + access.user +
-           " needs readwrite on the job's keys (etcdctl role "
-           "grant-permission ROLE --prefix=true readwrite /aml-launch/)";
-  }
-  return "";
-}
-
-// etcd's JSON gateway says this in plain text for a client certificate with a CommonName when
-// etcd's authentication is on.
-std::string gateway_hint(const std::string& said) {
-  if (said.find("CommonName of client") == std::string::npos) return "";
-  return ": with etcd's authentication on, the launchers' client certificate must have no "
-         "CommonName (the gateway cannot pass it on as the user)";
-}
-
-// gRPC's codes for a member that cannot answer now: another may.
-bool try_another(int http_status, const json& answer) {
-  const long long code = number_of(answer, "code");
-  return http_status >= 500 || code == 14 || code == 4 || code == 1 || code == 8;
-}
 
 }  // namespace
 
@@ -85,152 +39,46 @@ std::string prefix_end(std::string prefix) {
 Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
                                                         std::chrono::milliseconds timeout) {
   std::shared_ptr<EtcdSession> session(new EtcdSession(std::move(options)));
-  // Launchers start on different members: a thousand of them do not all load the first.
-  session->current_ = static_cast<std::size_t>(getpid()) % session->options_.endpoints.size();
+  const SessionOptions& o = session->options_;
   const auto deadline = Clock::now() + timeout;
-  const Transport transport = session->options_.access.transport;
-  if (transport != Transport::gateway) {
+  bool grpc = false;
+  if (o.access.transport != Transport::gateway) {
     const std::string why_not = GrpcChannel::unavailable();
-    if (!why_not.empty() && transport == Transport::grpc) {
+    if (!why_not.empty() && o.access.transport == Transport::grpc) {
       return invalid("rdzv-conf", "transport=grpc", "libnghttp2 in the image (" + why_not + ")");
     }
-    session->grpc_ = why_not.empty();
+    grpc = why_not.empty();
   }
-  if (session->options_.access.tls) {
-    const Access& a = session->options_.access;
-    auto context = TlsContext::create(a.ca_file, a.cert_file, a.key_file);
+  std::shared_ptr<TlsContext> tls;
+  if (o.access.tls) {
+    auto context = TlsContext::create(o.access.ca_file, o.access.cert_file, o.access.key_file);
     if (!context) return context.error();
-    session->tls_ = std::move(*context);
+    tls = std::move(*context);
   }
-  if (!session->options_.access.user.empty()) {
-    if (auto in = session->authenticate(deadline); !in) return in.error();
+  // Launchers start on different members: a thousand of them do not all load the first.
+  session->calls_.emplace(o.endpoints, o.access, std::move(tls), grpc,
+                          static_cast<std::size_t>(getpid()),
+                          std::clamp<std::chrono::milliseconds>(o.lease_ttl / 4, kShortestMemberTry,
+                                                                kLongestMemberTry));
+  if (!o.access.user.empty()) {
+    if (auto in = session->calls_->authenticate(deadline); !in) return in.error();
   }
-  const long long ttl = std::max<long long>(2, (session->options_.lease_ttl.count() + 999) / 1000);
+  const long long ttl = std::max<long long>(2, (o.lease_ttl.count() + 999) / 1000);
   auto granted = session->call("/v3/lease/grant", {{"TTL", std::to_string(ttl)}}, deadline);
   if (!granted) return granted.error();
   session->lease_ = text_of(*granted, "ID");
   if (session->lease_.empty()) return invalid("etcd", session->endpoints_text(), "a lease");
-  session->next_keep_alive_ = Clock::now() + session->options_.lease_ttl / 3;
+  session->keeper_ =
+      std::make_unique<LeaseKeeper>(session->calls_->another(), session->lease_, o.lease_ttl);
+  session->renewal_seen_ = session->keeper_->last_renewed();
   if (auto joined = session->join_generation(deadline); !joined) return joined.error();
   return session;
 }
 
 EtcdSession::~EtcdSession() {
-  if (lease_.empty()) return;
+  keeper_.reset();  // no renewal after the revoke
+  if (lease_.empty() || !calls_) return;
   (void)call("/v3/lease/revoke", {{"ID", lease_}}, Clock::now() + kLongestMemberTry);
-}
-
-std::chrono::milliseconds EtcdSession::member_try() const {
-  return std::clamp<std::chrono::milliseconds>(options_.lease_ttl / 4, kShortestMemberTry,
-                                               kLongestMemberTry);
-}
-
-std::string EtcdSession::endpoints_text() const {
-  std::string text;
-  for (const auto& endpoint : options_.endpoints) text += (text.empty() ? "" : ",") + endpoint;
-  return text;
-}
-
-Result<HttpConnection> EtcdSession::open(const std::string& endpoint, Clock::time_point deadline) {
-  const auto [host, port] = host_port(endpoint);
-  auto opened = HttpConnection::open(host, port, deadline, tls_);
-  if (opened) opened->set_authorization(token_);
-  return opened;
-}
-
-Result<std::unique_ptr<UnaryChannel>> EtcdSession::open_unary(const std::string& endpoint,
-                                                              Clock::time_point deadline) {
-  std::unique_ptr<UnaryChannel> channel;
-  if (grpc_) {
-    const auto [host, port] = host_port(endpoint);
-    auto opened = GrpcChannel::open(host, port, deadline, tls_);
-    if (!opened) return opened.error();
-    channel = std::move(*opened);
-    channel->set_authorization(token_);
-  } else {
-    auto opened = open(endpoint, deadline);  // with the token
-    if (!opened) return opened.error();
-    channel = std::make_unique<HttpConnection>(std::move(*opened));
-  }
-  return channel;
-}
-
-Result<bool> EtcdSession::authenticate(Clock::time_point deadline) {
-  token_.clear();
-  if (unary_) unary_->set_authorization("");
-  const Access& a = options_.access;
-  auto answer =
-      call("/v3/auth/authenticate", {{"name", a.user}, {"password", a.password}}, deadline);
-  if (!answer) return answer.error();
-  token_ = text_of(*answer, "token");
-  if (token_.empty()) {
-    return invalid("etcd", endpoints_text(),
-                   "an auth token for etcd user " + a.user + " (is etcd's authentication on?)");
-  }
-  if (unary_) unary_->set_authorization(token_);
-  return true;
-}
-
-Result<json> EtcdSession::call(const std::string& path, const json& request,
-                               Clock::time_point deadline) {
-  if (unreachable_) deadline = std::min(deadline, Clock::now() + kUnreachableTry);
-  std::string last_error = "no member tried";
-  const std::size_t members = options_.endpoints.size();
-  bool reauthenticated = false;
-  for (int attempt = 0;; ++attempt) {
-    if (!unary_) {
-      auto opened = open_unary(options_.endpoints[current_ % members],
-                               std::min(deadline, Clock::now() + member_try()));
-      if (opened) {
-        unary_ = std::move(*opened);
-        local_address_ = unary_->local_address();
-      } else if (opened.error().variable == kTlsRefusal) {
-        return opened.error();
-      } else {
-        last_error = opened.error().message();
-      }
-    }
-    if (unary_) {
-      auto answer = unary_->unary(path, request, std::min(deadline, Clock::now() + member_try()));
-      if (answer) {
-        auto parsed = json::parse(answer->body, nullptr, false);
-        if (parsed.is_discarded() || !parsed.is_object()) {
-          last_error = unary_->where() + " answered " + path + " with HTTP " +
-                       std::to_string(answer->status) + " and no JSON (is it etcd?): \"" +
-                       answer->body.substr(0, 160) + "\"" + gateway_hint(answer->body);
-        } else if (answer->status == 200) {
-          unreachable_ = false;
-          return parsed;
-        } else if (number_of(parsed, "code") == kUnauthenticated && !token_.empty() &&
-                   !reauthenticated) {
-          // The token expired (etcd's --auth-token-ttl): ask for another, then the same again.
-          reauthenticated = true;
-          if (auto in = authenticate(deadline); !in) return in.error();
-          continue;
-        } else if (!try_another(answer->status, parsed)) {
-          return invalid("etcd", unary_->where() + path,
-                         "an accepted request (etcd said: " + text_of(parsed, "error") + ")" +
-                             auth_hint(parsed, options_.access));
-        } else {
-          last_error = unary_->where() + ": " + text_of(parsed, "error");
-        }
-      } else if (answer.error().variable == kTlsRefusal) {
-        return answer.error();
-      } else {
-        last_error = answer.error().message();
-      }
-      unary_.reset();
-    }
-    ++current_;  // the next member
-    if (Clock::now() + kRetryPause >= deadline) {
-      unreachable_ = true;
-      break;
-    }
-    if (attempt % static_cast<int>(members) == static_cast<int>(members) - 1)
-      usleep(kRetryPause.count() * 1000);
-  }
-  return invalid("etcd", endpoints_text(),
-                 "an etcd member that answers (none did in time; last: " + last_error + ")");
 }
 
 Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view range_end,
@@ -251,7 +99,8 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
   const std::size_t members = options_.endpoints.size();
   for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
     const auto try_until = std::min(deadline, Clock::now() + member_try());
-    auto opened = open(options_.endpoints[(current_ + tried) % members], try_until);
+    auto opened =
+        calls_->open(options_.endpoints[(calls_->current() + tried) % members], try_until);
     if (!opened && opened.error().variable == kTlsRefusal) {
       return opened.error();
     } else if (!opened) {
@@ -265,7 +114,7 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
     } else {
       return std::move(*opened);
     }
-    if (tried % members == members - 1) usleep(kRetryPause.count() * 1000);
+    if (tried % members == members - 1) usleep(kMemberRetryPause.count() * 1000);
   }
   return invalid("etcd", endpoints_text(),
                  "an etcd member that starts a watch (none did in time; last: " + last_error + ")");
@@ -304,17 +153,11 @@ Result<std::vector<WatchEvent>> EtcdSession::events_of(const std::string& messag
   return events;
 }
 
-Result<bool> EtcdSession::keep_alive(Clock::time_point deadline) {
-  auto answer = call("/v3/lease/keepalive", {{"ID", lease_}}, deadline);
-  if (!answer) return answer.error();
-  const json& result = answer->value("result", json::object());
-  if (number_of(result, "TTL") <= 0) {
-    return invalid("etcd lease", lease_,
-                   "a live lease; it expired: this launcher was silent for over --node-timeout "
-                   "(a pause, a cut-off) and the job counted it lost");
-  }
-  next_keep_alive_ = Clock::now() + options_.lease_ttl / 3;
-  return true;
+bool EtcdSession::renewed_since_asked() {
+  const auto renewed = keeper_->last_renewed();
+  const bool since = renewed > renewal_seen_;
+  renewal_seen_ = renewed;
+  return since;
 }
 
 void EtcdSession::remember_absent(const std::vector<std::string>& keys, long long revision) {
@@ -333,9 +176,7 @@ std::optional<long long> EtcdSession::absent_since(const std::string& key) {
 }
 
 Result<bool> EtcdSession::tend(Clock::time_point deadline) {
-  if (Clock::now() >= next_keep_alive_) {
-    if (auto kept = keep_alive(deadline); !kept) return kept.error();
-  }
+  if (auto ended = keeper_->ended()) return *ended;
   return fire_wills(deadline);
 }
 

@@ -1,8 +1,9 @@
 // One launcher's session with an etcd cluster (DESIGN §5): its lease (its liveness and its
-// last will: kept alive while it runs, revoked on a clean exit, expired after a death or a
-// silence of --node-timeout), unary calls that move to another member when one is lost, and
-// the firing of the last wills of launchers whose lease ended. Shared by the launcher's
-// connections (etcd_rendezvous.hpp). Single-threaded: every call tends the session.
+// last will: kept alive while it runs by a thread of its own, lease_keeper.hpp; revoked on a
+// clean exit, expired after a death or a silence of --node-timeout), unary calls that move to
+// another member when one is lost (member_calls.hpp), and the firing of the last wills of
+// launchers whose lease ended. Shared by the launcher's connections (etcd_rendezvous.hpp),
+// used from the launcher's main thread: every call tends the session.
 #pragma once
 
 #include <aml/error.hpp>
@@ -17,7 +18,8 @@
 
 #include "etcd/etcd_access.hpp"
 #include "etcd/http_connection.hpp"
-#include "etcd/unary_channel.hpp"
+#include "etcd/lease_keeper.hpp"
+#include "etcd/member_calls.hpp"
 
 namespace aml::etcd {
 
@@ -54,7 +56,9 @@ class EtcdSession {
   // A unary call (path: "/v3/kv/put") on the member in use, moving on to the others while
   // they fail, until the deadline. An error names every endpoint.
   Result<nlohmann::json> call(const std::string& path, const nlohmann::json& request,
-                              Clock::time_point deadline);
+                              Clock::time_point deadline) {
+    return calls_->call(path, request, deadline);
+  }
   // A watch of [key, range_end) from `revision` on, on the first member that answers; and of
   // the keys `also` from the same revision, where given, on the same stream (the gateway reads
   // each watch request of the body).
@@ -64,14 +68,16 @@ class EtcdSession {
   // Reads one watch message: its events (empty: created, or a progress note).
   Result<std::vector<WatchEvent>> events_of(const std::string& message) const;
 
-  // Keeps the lease alive when due and fires the last wills of launchers that are gone.
-  // An error: the lease expired (this launcher was counted lost) or etcd cannot be reached.
+  // Fires the last wills of launchers that are gone. An error: the lease ended (etcd said it
+  // expired: this launcher was counted lost; or no member answered its keeper for the TTL).
   Result<bool> tend(Clock::time_point deadline);
-  Result<bool> keep_alive(Clock::time_point deadline);
+  // Whether the lease was renewed since the last time this was asked: etcd answered.
+  bool renewed_since_asked();
   // Whether this launcher sets the wills of the others (watches their deletions). Only a few
   // launchers of a job do: each will put is an event for every launcher that watches.
   Result<bool> watch_wills(bool on, Clock::time_point deadline);
-  Clock::time_point next_keep_alive() const { return next_keep_alive_; }
+  // When a wait should end to tend the session again (and look at its lease's keeper).
+  Clock::time_point next_tending() const { return Clock::now() + options_.lease_ttl / 3; }
   // Keys a batch found absent at its revision: a wait for one of them soon after (on any of
   // the launcher's connections) watches from there without reading it again. Taken once.
   void remember_absent(const std::vector<std::string>& keys, long long revision);
@@ -80,13 +86,13 @@ class EtcdSession {
   std::string full_key(std::string_view key) const { return options_.prefix + std::string(key); }
   const std::string& lease() const { return lease_; }
   long long next_serial() { return ++serial_; }
-  std::string endpoints_text() const;
-  std::string local_address() const { return local_address_; }
+  std::string endpoints_text() const { return calls_->endpoints_text(); }
+  std::string local_address() const { return calls_->local_address(); }
   // How its unary calls go: "gRPC" or "the JSON gateway".
-  std::string transport() const { return grpc_ ? "gRPC" : "the JSON gateway"; }
+  std::string transport() const { return calls_->grpc() ? "gRPC" : "the JSON gateway"; }
   std::chrono::milliseconds lease_ttl() const { return options_.lease_ttl; }
   // How long a call waits on one member before it moves on to the next.
-  std::chrono::milliseconds member_try() const;
+  std::chrono::milliseconds member_try() const { return calls_->member_try(); }
 
   static constexpr std::string_view kWills = "wills/";
   static constexpr std::string_view kClearedWill = "cleared";
@@ -96,28 +102,15 @@ class EtcdSession {
   Result<bool> fire_wills(Clock::time_point deadline);
   Result<bool> join_generation(Clock::time_point deadline);
   Result<bool> open_will_watch(Clock::time_point deadline);
-  // etcd's auth token for options_.access.user (tokens expire: asked again when refused).
-  Result<bool> authenticate(Clock::time_point deadline);
-  Result<HttpConnection> open(const std::string& endpoint, Clock::time_point deadline);
-  // The connection for unary calls: gRPC where the session speaks it, else the gateway.
-  Result<std::unique_ptr<UnaryChannel>> open_unary(const std::string& endpoint,
-                                                   Clock::time_point deadline);
 
   SessionOptions options_;
-  std::shared_ptr<TlsContext> tls_;
-  std::string token_;
-  std::size_t current_ = 0;  // the member in use
-  bool grpc_ = false;        // unary calls through etcd's gRPC API (else the JSON gateway)
-  std::unique_ptr<UnaryChannel> unary_;
+  std::optional<MemberCalls> calls_;
   std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended
   long long wills_seen_ = 0;             // the last revision read from that watch
   std::string lease_;
-  std::string local_address_;
+  std::unique_ptr<LeaseKeeper> keeper_;
+  Clock::time_point renewal_seen_;  // the keeper's last renewal, when renewed_since_asked asked
   long long serial_ = 0;
-  // A call found no member for its whole time: until one answers again, calls try briefly
-  // (a job that lost etcd ends without waiting on it once per call).
-  bool unreachable_ = false;
-  Clock::time_point next_keep_alive_;
   std::map<std::string, std::pair<long long, Clock::time_point>> absent_;  // revision, when
 };
 

@@ -80,6 +80,18 @@ netns_up() {  # netns_up CLUSTER NET N: the hosts, or a failed check saying why 
     return 1
   fi
 }
+# An etcd test's hosts: $HOSTS netns hosts, a three-member etcd on hosts 0-2 ($ENDPOINTS its
+# members); false where there are none (a failed check says why). $CLUSTER, $ETCD, $NET and
+# $WORK as the test sets them.
+etcd_hosts_up() {
+  if ! command -v etcd >/dev/null; then
+    check "etcd is installed (scripts/install-deps.sh installs etcd-server)" false
+    return 1
+  fi
+  netns_up "$CLUSTER" "$NET" "$HOSTS" || return 1
+  check "a three-member etcd cluster starts on hosts 0-2" bash "$ETCD" up "$NET" "$WORK" 0 1 2
+  ENDPOINTS=$(bash "$ETCD" endpoints 0 1 2)
+}
 wait_file() {  # wait_file PATH SECONDS
   for _ in $(seq $(($2 * 20))); do [ -e "$1" ] && return 0; sleep 0.05; done
   return 1

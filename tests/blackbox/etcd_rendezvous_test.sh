@@ -35,13 +35,7 @@ MARK="aml-etcd-$$"
 trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$ETCD" down "$WORK/v35"
       bash "$CLUSTER" down "$NET" $HOSTS
       [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
-if ! command -v etcd >/dev/null; then
-  check "etcd is installed (scripts/install-deps.sh installs etcd-server)" false
-  finish; exit
-fi
-netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
-check "a three-member etcd cluster starts on hosts 0-2" bash "$ETCD" up "$NET" "$WORK" 0 1 2
-ENDPOINTS=$(bash "$ETCD" endpoints 0 1 2)
+etcd_hosts_up || { finish; exit; }
 
 # Each worker writes its node rank and world size for its round, then runs until told:
 # $W/$JOB.finish ends every worker well.
