@@ -9,7 +9,9 @@
 #     Python loads the rank library)
 #  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
 #     (reported as skipped where there is no GPU), then every other test, the client frameworks
-#     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64)
+#     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64),
+#     the newcomers' walks through the docs among them (they take the release's binaries), and
+#     README's pip install . from a fresh tree (a build of its own, once the release's is done)
 #  3. beside the tests, at idle priority (they take only the CPU the tests leave, so the tests
 #     run as on a quiet machine): the main build during the sanitizer tests; then the release
 #     build (for step 2's release tests); then the libFuzzer targets, a fixed number of inputs each
@@ -152,11 +154,11 @@ cd build
 stage "GPU-only tests"
 ctest -L gpu --output-on-failure
 stage "every other test"
-run_ctest main -LE gpu -E '^(release|container)\.'
+run_ctest main -LE gpu -E '^(release|container)\.|^docs\.(walk_|get_it)'
 stage "waiting for the release build"
 wait_for "release build (x86_64 and aarch64)"
 stage "the release's tests"
-run_ctest release -R '^(release|container)\.'
+run_ctest release -R '^(release|container)\.|^docs\.(walk_|get_it)'
 cd ..
 stage "waiting for fuzzing and the builds a user types"
 wait_for "fuzzing"

@@ -84,8 +84,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
   auto watching = session_->watch(from, to, revision + 1, false, reply_deadline());
   if (!watching) return watching.error();
   while (missing() > 0 && Clock::now() < deadline) {
-    const auto step =
-        std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
+    const auto step = std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     auto message = watching->next_message(step);
     if (!message) {
       // Its member was lost: read again and watch on another from there.
@@ -218,8 +217,7 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::arrivals(std::st
     return true;
   };
   while (!all_there()) {
-    const auto step =
-        std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
+    const auto step = std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     auto read = next_count_message(step);
     if (!read) return read.error();
     if (!*read && Clock::now() >= deadline) break;

@@ -144,8 +144,7 @@ Result<std::optional<std::string>> EtcdRendezvous::wait_on_stream(const std::str
   }
   bool opened_again = false;
   while (!seen_.contains(key) && Clock::now() < deadline) {
-    const auto step =
-        std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
+    const auto step = std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
     bool read_one = false;
     auto value = next_of_watch(step, read_one);
     if (!value && !watch_ && !opened_again) {
