@@ -248,8 +248,12 @@ class NodeGroup : public PeerLink {
   void arm_tripwire();
   void disarm_tripwire();  // its leaving is no loss: the will cleared, the connection closed
   PeerNews hear_tripwire();
-  bool came_to_round(int member);  // node 0: the member armed its tripwire
-  PeerNews write_heard();          // the loss heard on the tripwire, into the round's abort key
+  bool came_to_round(int member);         // node 0: the member armed its tripwire
+  Result<StoreClient> own_store() const;  // node 0: to the store it serves the workers
+  // Node 0 under etcd, leaving for a loss it cannot write to etcd (etcd out of its reach): its
+  // members hear why on its tripwire, rather than its store's closing alone.
+  void tell_members_why(const JobFailure& loss);
+  PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
   // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
   PeerNews news_of(const std::string& verdict);
 

@@ -237,7 +237,10 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
                          " (a paused VM, a starved host: over --node-timeout " +
                          seconds_text(options_.node_timeout) + "), and the job went on without it");
   }
-  return on_etcd() ? lost_rendezvous(why) : lost_node(0, why);
+  if (!on_etcd()) return lost_node(0, why);
+  JobFailure lost = lost_rendezvous(why);
+  if (options_.self.node_rank == 0) tell_members_why(lost);
+  return lost;
 }
 
 JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {

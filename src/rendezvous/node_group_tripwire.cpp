@@ -75,17 +75,30 @@ void NodeGroup::arm_tripwire() {
   watch_for_input(events_.get(), tripwire_->fd());
 }
 
+// Node 0: a connection of its own to the store it serves this round's workers.
+Result<StoreClient> NodeGroup::own_store() const {
+  return StoreClient::connect(
+      options_.self.addr, agreement_.worker_store_port, options_.token,
+      options_.auth.launcher_credentials(options_.token, member_name(options_.self)),
+      group_timing::kShortestReplyTimeout);
+}
+
 // Node 0: whether a member armed its tripwire in this round (its store says so). Unknown (no
 // store, or it does not answer) counts as come.
 bool NodeGroup::came_to_round(int member) {
   if (!workers_store_) return true;
-  auto own = StoreClient::connect(
-      options_.self.addr, agreement_.worker_store_port, options_.token,
-      options_.auth.launcher_credentials(options_.token, member_name(options_.self)),
-      group_timing::kShortestReplyTimeout);
+  auto own = own_store();
   if (!own) return true;
   auto came = own->check({came_key(member)});
   return !came || *came;
+}
+
+void NodeGroup::tell_members_why(const JobFailure& loss) {
+  if (!workers_store_ || !tripwire_) return;  // no tripwire armed: none listens
+  auto own = own_store();
+  // To them node 0 is lost, as by its closing, and they go on as they would (a new round, where
+  // etcd answers them); its reason comes with it.
+  if (own) (void)own->set(kTripKey, to_json(lost_node(0, loss.status)));
 }
 
 // The round's descriptor (events_) stays: the supervisor waits on it until the round ends.

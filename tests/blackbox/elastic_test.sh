@@ -84,7 +84,7 @@ CMD=("$WORK/worker.sh")
 # The launcher processes of one host (its guardian and its supervisor): the supervisor first.
 launcher_pids() {
   local all p
-  all=$(grep -l "MARK=aml-elastic-$$-$1-$2\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
+  all=$(grep -l -a "MARK=aml-elastic-$$-$1-$2\b" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
   for p in $all; do [ "$(readlink /proc/$p/exe)" = "$BIN" ] && echo "$p"; done | sort -rn
 }
 kill_host() { kill -KILL $(launcher_pids "$1" "$2") 2>/dev/null; }

@@ -34,7 +34,7 @@ job() {
   workers_up 6
 }
 # node_processes NAME N: every process of node N (its launcher's two, its workers, theirs).
-node_processes() { grep -l "MARK=aml-liveness-$$-$1-$2\$" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+node_processes() { grep -l -a "MARK=aml-liveness-$$-$1-$2\b" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
 signal_node() { kill -"$1" $(node_processes "$2" "$3") 2>/dev/null; }
 worker_for() {  # a worker that runs SECONDS, with its rank's "up" file
   echo "touch \"\$W/up.\$RANK\"; exec sleep $1"
