@@ -177,6 +177,8 @@ std::optional<long long> EtcdSession::absent_since(const std::string& key) {
 
 Result<bool> EtcdSession::tend(Clock::time_point deadline) {
   if (auto ended = keeper_->ended()) return *ended;
+  // Its keeper heard no member for two TTLs (a call may take one): etcd is out of reach.
+  if (auto silent = keeper_->unanswered_for(2 * options_.lease_ttl)) return *silent;
   return fire_wills(deadline);
 }
 

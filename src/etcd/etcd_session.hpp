@@ -69,7 +69,7 @@ class EtcdSession {
   Result<std::vector<WatchEvent>> events_of(const std::string& message) const;
 
   // Fires the last wills of launchers that are gone. An error: the lease ended (etcd said it
-  // expired: this launcher was counted lost; or no member answered its keeper for the TTL).
+  // expired: this launcher was counted lost), or no member answered its keeper for two TTLs.
   Result<bool> tend(Clock::time_point deadline);
   // Whether the lease was renewed since the last time this was asked: etcd answered.
   bool renewed_since_asked();

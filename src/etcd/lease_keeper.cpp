@@ -34,20 +34,25 @@ Clock::time_point LeaseKeeper::last_renewed() const {
   return last_renewed_;
 }
 
+std::optional<Error> LeaseKeeper::unanswered_for(std::chrono::milliseconds limit) const {
+  std::lock_guard lock(mutex_);
+  if (Clock::now() - last_renewed_ < limit || !last_failure_) return std::nullopt;
+  return last_failure_;
+}
+
 void LeaseKeeper::keep() {
   wait_cancel_fd = stop_.get();  // the stop ends this thread's waits on etcd's sockets too
-  Clock::time_point renewed = last_renewed();
+  Clock::time_point next = last_renewed() + ttl_ / 3;
   for (;;) {
     pollfd stop{stop_.get(), POLLIN, 0};
-    if (poll(&stop, 1, ms_until(renewed + ttl_ / 3)) > 0) return;
-    // Until the lease has passed as this launcher counts it (it started before etcd's count).
-    const auto deadline = std::max(renewed + ttl_, Clock::now() + calls_.member_try());
-    auto answer = calls_.call("/v3/lease/keepalive", {{"ID", lease_}}, deadline);
+    if (poll(&stop, 1, ms_until(next)) > 0) return;
+    auto answer = calls_.call("/v3/lease/keepalive", {{"ID", lease_}}, Clock::now() + ttl_);
     if (wait_cancelled()) return;
     std::lock_guard lock(mutex_);
-    if (!answer) {
-      ended_ = answer.error();
-      return;
+    if (!answer) {  // no member answered in a TTL: again, after a breath
+      last_failure_ = answer.error();
+      next = Clock::now() + kMemberRetryPause;
+      continue;
     }
     if (number_of(answer->value("result", nlohmann::json::object()), "TTL") <= 0) {
       ended_ = invalid("etcd lease", lease_,
@@ -55,7 +60,9 @@ void LeaseKeeper::keep() {
                        "--node-timeout (a pause, a cut-off) and the job counted it lost");
       return;
     }
-    renewed = last_renewed_ = Clock::now();
+    last_failure_.reset();
+    last_renewed_ = Clock::now();
+    next = last_renewed_ + ttl_ / 3;
   }
 }
 

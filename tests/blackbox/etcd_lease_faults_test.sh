@@ -53,8 +53,8 @@ run_job() {
       --rdzv-timeout 30 --max-restarts $((ROUNDS - 1)) --term-timeout 20
   done
   for h in 3 4 5 6 7; do statuses="$statuses$(wait_status "$job" $h 600) "; done
-  local rounds
-  rounds=$(ls "$WORK/$job".rank.*.* 2>/dev/null | wc -l)
+  local rounds  # each launcher says each round it joined (a worker stopped at once may not write)
+  rounds=$(cat "$WORK/$job".out.* 2>/dev/null | grep -c "all 5 nodes joined run round")
   check "$what: $ROUNDS rounds of 5 nodes, and the job ends 0 everywhere ($statuses; $rounds nodes' rounds)" \
     bash -c "[ '$statuses' = '0 0 0 0 0 ' ] && [ $rounds = $((ROUNDS * 5)) ]" || show "$job"
   lost=$(grep -l -E "lease|was lost|silent|expired" "$WORK/$job".out.* 2>/dev/null | tr '\n' ' ')
@@ -97,16 +97,17 @@ CMD=("$WORK/worker.sh")
   moved=0
   while :; do
     leader=$(bash "$ETCD" leader "$NET" 0 1 2) || { sleep 0.2; continue; }
-    kill -STOP "$(cat "$WORK/etcd.$leader/pid")"
-    sleep 1
-    kill -CONT "$(cat "$WORK/etcd.$leader/pid")"
-    if [ $moved = 0 ]; then
+    if [ $moved = 0 ]; then  # first, a leader change
       to=$(((leader + 1) % 3))
       id=$(ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" "$to" etcdctl --endpoints "$(bash "$CLUSTER" addr "$to"):2379" \
         endpoint status -w simple 2>/dev/null | cut -d, -f2 | tr -d ' ')
       ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" "$leader" etcdctl --endpoints "$(bash "$CLUSTER" addr "$leader"):2379" \
         move-leader "$id" >"$WORK/move-leader.log" 2>&1 && moved=1
+      continue
     fi
+    kill -STOP "$(cat "$WORK/etcd.$leader/pid")"
+    sleep 1
+    kill -CONT "$(cat "$WORK/etcd.$leader/pid")"
     sleep 2
   done
 ) &
