@@ -23,16 +23,7 @@ check "README.md has a get-it block with pip install . in it" grep -q "^pip inst
 mkdir "$WORK/aml-launch"
 (cd "$ROOT" && git ls-files -z -c -o --exclude-standard | xargs -0 -I{} sh -c '[ -e "$1" ] && printf "%s\0" "$1"' _ {} |
   tar --null -T - -cf - | tar -xf - -C "$WORK/aml-launch")
-cat >"$WORK/aml-launch/train.py" <<'PY'
-import torch
-import torch.distributed as dist
-
-dist.init_process_group("gloo")
-total = torch.tensor([dist.get_rank() + 1.0])
-dist.all_reduce(total)
-print(f"rank {dist.get_rank()} of {dist.get_world_size()}: all_reduce {total.item():g}", flush=True)
-dist.destroy_process_group()
-PY
+cp "$HERE/gloo_train.py" "$WORK/aml-launch/train.py"
 /usr/bin/python3 -m venv --system-site-packages "$WORK/venv"
 started=$(date +%s)
 (cd "$WORK/aml-launch" && . "$WORK/venv/bin/activate" && chrt --idle 0 bash -e -c "$block") >"$WORK/block.log" 2>&1

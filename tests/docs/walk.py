@@ -22,15 +22,7 @@ from checks import check  # noqa: E402
 ROOT = docs_test.ROOT
 
 # The training script of every walk: a torch gloo job that takes any flags (--batch_size=32 ...).
-TRAIN = """import torch
-import torch.distributed as dist
-
-dist.init_process_group("gloo")
-total = torch.tensor([dist.get_rank() + 1.0])
-dist.all_reduce(total)
-print(f"rank {dist.get_rank()} of {dist.get_world_size()}: all_reduce {total.item():g}", flush=True)
-dist.destroy_process_group()
-"""
+TRAIN = open(os.path.join(HERE, "gloo_train.py")).read()
 
 # A worker that fails as logs-and-failures.md's example does: rank 1, exit 9, a last stderr line.
 FAIL = """import os, sys, time
@@ -91,21 +83,21 @@ class Walk:
         return printed
 
     def run_line(self, what, page, line, expect_status=0, timeout=120):
-        """Runs LINE alone, a line of a block of PAGE (its comment left out)."""
+        """Runs LINE alone, a line of a block of PAGE (its comment left out); what it printed."""
         text, _ = self.block(page, line)
         if text is None:
-            return None, None
+            return None
         command = re.sub(r"\s+#.*$", "", line)
         done = subprocess.run(["bash", "-c", command], cwd=self.work, env=self.env(), capture_output=True,
                               text=True, timeout=timeout)
         printed = done.stdout + done.stderr
         check(f"{self.person}: {what} (`{command[:70]}`; exit {done.returncode})",
               done.returncode == expect_status, printed[-1200:])
-        return printed, done.returncode
+        return printed
 
     def first_run(self, page, line):
         """The first 2-worker torch run: both ranks all-reduce; the time from the walk's start."""
-        printed, _ = self.run_line("the first 2-worker torch run", page, line)
+        printed = self.run_line("the first 2-worker torch run", page, line)
         ranks = printed and all(f"rank {r} of 2: all_reduce 3" in printed for r in (0, 1))
         check(f"{self.person}: both workers ran the torch gloo all_reduce "
               f"({self.seconds():.1f} s from the walk's start)", ranks, (printed or "")[-800:])
