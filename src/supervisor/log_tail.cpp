@@ -41,23 +41,26 @@ void LogTail::read_to_end_and_close() {
   pending_ = true;
 }
 
-void LogTail::drain() {
+std::size_t LogTail::drain() {
+  std::size_t workers_bytes = 0;
   std::span<char> buffer = relay_read_buffer();
   for (int reads = 0; reads < kLogReadsPerWakeup && pending(); ++reads) {
     std::size_t want = buffer.size();
     if (closing_) want = static_cast<std::size_t>(std::clamp<off_t>(close_at_ - offset_, 0, want));
     ssize_t n = want == 0 ? 0 : pread(log_.fd(), buffer.data(), want, offset_);
     if (n < 0 && errno == EINTR) continue;
-    if (n > 0) relay(buffer.data(), offset_, offset_ + n);
+    if (n > 0) workers_bytes += relay(buffer.data(), offset_, offset_ + n);
     if (n <= 0 || static_cast<std::size_t>(n) < buffer.size()) {
       // At the end for now: the next write is reported (after its bytes are in the file).
       pending_ = false;
       if (closing_) close();
     }
   }
+  return workers_bytes;
 }
 
-void LogTail::relay(const char* data, off_t from, off_t to) {
+std::size_t LogTail::relay(const char* data, off_t from, off_t to) {
+  std::size_t workers_bytes = 0;
   auto& own = log_.own_writes();  // in file order: skipped, and dropped once passed
   off_t at = from;
   while (at < to) {
@@ -68,9 +71,11 @@ void LogTail::relay(const char* data, off_t from, off_t to) {
     }
     off_t stop = own.empty() ? to : std::min(to, own.front().begin);
     relay_.consume(std::string_view(data + (at - from), static_cast<std::size_t>(stop - at)));
+    workers_bytes += static_cast<std::size_t>(stop - at);
     at = stop;
   }
   offset_ = to;
+  return workers_bytes;
 }
 
 void LogTail::close() {

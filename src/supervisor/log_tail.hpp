@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+
 #include "supervisor/line_relay.hpp"
 
 namespace aml {
@@ -30,8 +32,10 @@ class LogTail {
   bool pending() const { return open_ && pending_; }
 
   // Reads a bounded amount, so that other streams and signals get their turn; stays pending
-  // while more may be left.
-  void drain();
+  // while more may be left. Returns how many of the bytes read the worker wrote (the
+  // launcher's own lines in the file are not the worker's output, nor is a look that found
+  // nothing new).
+  std::size_t drain();
   // Nothing of the worker's writes any more: what the file holds now is read, then the tail
   // closes (a writer beyond the launcher's reach cannot keep it open).
   void read_to_end_and_close();
@@ -41,7 +45,7 @@ class LogTail {
   }
 
  private:
-  void relay(const char* data, off_t from, off_t to);
+  std::size_t relay(const char* data, off_t from, off_t to);  // the worker's bytes among them
   void close();
 
   RankLog& log_;

@@ -160,8 +160,9 @@ void OutputRelay::take_log_writes() {
 void OutputRelay::after_events() {
   for (std::size_t i = 0; i < outputs_.size(); ++i) {
     Output& o = outputs_[i];
-    if (o.out_tail && o.out_tail->pending() && !paused_) {
-      o.out_tail->drain();
+    // Progress is what the worker wrote: a tail starts pending, and an event may find
+    // nothing new or only the launcher's own lines (a rank still importing is starting).
+    if (o.out_tail && o.out_tail->pending() && !paused_ && o.out_tail->drain() > 0) {
       on_output_(i);
     }
   }

@@ -98,6 +98,17 @@ env -i TMPDIR="$WORK" PATH="$(tools chatty sleep)" MARK="$MARK" "$BIN" --nproc-p
 status=$?
 check "only rank 0 prints (every 0.3 s for 3 s), --hang-timeout 1: not hung (exit $status)" [ $status = 0 ]
 
+# --- Silent start-up with a log directory (stdout read back from the file): 3 s before the
+# first line is start-up, not a hang, though the file's tail is looked at from the start. A
+# loaded CI run took 4 ranks importing torch from a busy disk for a hang this way.
+env -i TMPDIR="$WORK" PATH="$(tools quiet-start sleep)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 \
+  --log-dir "$WORK/quiet-start.logs" -- sh -c 'sleep 3; echo "rank $RANK up"; sleep 0.5; echo "rank $RANK done"' \
+  >"$WORK/quiet-start.out" 2>"$WORK/quiet-start.err"
+status=$?
+check "silent for 3 s before the first line, --log-dir, --hang-timeout 1: start-up, not hung (exit $status)" \
+  bash -c "[ $status = 0 ] && [ \$(grep -c 'rank [01] done' '$WORK/quiet-start.out') = 2 ]" ||
+  grep aml-launch "$WORK/quiet-start.err"
+
 # --- A native worker blocked in read() on a pipe (rank 0) while rank 1 sleeps. Neither ever
 # shows progress: their silence is start-up until --hang-startup-timeout.
 for how in gdb proc; do

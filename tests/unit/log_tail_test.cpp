@@ -101,6 +101,21 @@ TEST_F(LogTailTest, InotifyReportsTheWorkersWrites) {
   EXPECT_EQ(read_all(console.get()), "hello\n");
 }
 
+// What a drain returns is the hang watch's progress: the worker's bytes alone.
+TEST_F(LogTailTest, DrainCountsOnlyTheWorkersBytes) {
+  LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
+  EXPECT_TRUE(tail.pending());  // a new tail looks once
+  EXPECT_EQ(tail.drain(), 0u);  // and finds nothing: the worker has not written yet
+  log->append("a launcher's line\n");
+  tail.changed();
+  EXPECT_EQ(tail.drain(), 0u);
+  worker_writes("hello\n");
+  log->append("another\n");
+  tail.changed();
+  EXPECT_EQ(tail.drain(), 6u);
+  EXPECT_EQ(read_all(console.get()), "hello\n");
+}
+
 TEST_F(LogTailTest, LargeOutputIsReadInBoundedSteps) {
   LogTail tail(*log, StreamSinks{&console_sink, "", nullptr, false});
   std::string line(99, 'x');
