@@ -5,15 +5,23 @@ loopback, somaxconn and port range): how the multi-node group holds at scale.
 For each N it reports: the rendezvous (from the last launcher's start until every worker ran)
 and, for the share of it that is only this machine starting N launchers and workers, the same
 time for N launchers that meet nobody (--nnodes 1, otherwise alike),
-the idle CPU of node 0's launcher and of a follower's (both of its processes) over 10 s, node
-0's own memory (PSS of both processes), fail-fast (one worker SIGKILLed on a middle node:
-until every launcher exited), every exit status (all should be 137) and the processes left.
+the idle CPU of node 0's launcher and of a follower's (both of its processes) over 10 s
+(AML_SCALE_IDLE_WINDOW), node 0's own memory (PSS of both processes), fail-fast (one worker
+SIGKILLed on a middle node: until every launcher exited) beside the same stop of the launchers
+that meet nobody (every worker SIGKILLed: this machine's floor for N launchers stopping), when
+half of the launchers and node 0's had exited, a launcher's CPU for the stop (its processes'
+and its worker's, median), every exit status (all should be 137) and the processes left.
 One machine runs all N start-ups: its 2 cores are shared by every launcher and worker.
 
 usage: /usr/bin/python3 benchmarks/scale_nodes.py [--check] BUILD_DIR N [N ...]
 (as root: it enters a network namespace of its own with unshare --net)
 --check (the CI test at 256): exit 1 unless every launcher exited 137 naming the killed rank,
 none spoke of a lost node, and nothing was left.
+AML_BASELINE=OTHER_BUILD_DIR: each N is run with that build too, alternating with this one
+(AML_SCALE_RUNS times each, 1 unless set), a row per run, labelled.
+AML_SCALE_IDLE_WINDOW=SECONDS: how long node 0 at rest is watched (10 unless set; the followers'
+signs of life come every third of --node-timeout, 20 s by default: a window of whole periods
+measures their cost, not their phase).
 """
 import collections
 import os
@@ -56,6 +64,32 @@ def cpu_ticks(pid):
         return 0
 
 
+def cpu_seconds(pid):
+    """The CPU time of every thread of PID, to the nanosecond (ticks are 10 ms)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        pass
+    return total / 1e9
+
+
+def with_descendants(pid):
+    """PID and every process below it (the launcher's, and its workers: what wait4 counts)."""
+    found, i = [pid], 0
+    while i < len(found):
+        try:
+            for task in os.listdir(f"/proc/{found[i]}/task"):
+                with open(f"/proc/{found[i]}/task/{task}/children") as f:
+                    found.extend(int(c) for c in f.read().split())
+        except OSError:
+            pass
+        i += 1
+    return found
+
+
 def marked(mark):
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -96,10 +130,14 @@ def wait_for_workers(work, n, launchers, logs):
         time.sleep(0.05)
 
 
-def start_alone(aml, n):
-    """N single-node launchers, alike but meeting nobody: last start until every worker ran."""
+def alone(aml, n):
+    """N single-node launchers, alike but meeting nobody: from the last start until every
+    worker ran, and from a SIGKILL of every worker (one look at /proc, then the kills) until
+    every launcher exited: what this machine alone takes to start and stop N of them, the
+    floor under the rendezvous and the fail-fast."""
     work = tempfile.mkdtemp(prefix=f"aml-alone-{n}-")
-    env = {"PATH": "/usr/bin:/bin", "W": work}
+    mark = f"{os.getpid()}-alone-{n}"
+    env = {"PATH": "/usr/bin:/bin", "W": work, "AML_SCALE_MARK": mark}
     worker = 'touch "$W/up.$RANK.$AML_NODE"; exec sleep 600'
     launchers = []
     logs = []
@@ -112,12 +150,24 @@ def start_alone(aml, n):
     last_started = time.perf_counter()
     wait_for_workers(work, n, launchers, logs)
     all_up = time.perf_counter()
-    for p in launchers:
-        p.send_signal(signal.SIGTERM)
+    time.sleep(2)  # settled, as before the fail-fast
+    workers = [pid for pid in marked(f"AML_SCALE_MARK={mark}".encode()) if comm(pid) == "sleep"]
+    killed = time.perf_counter()
+    for pid in workers:
+        os.kill(pid, signal.SIGKILL)
     for p in launchers:
         p.wait()
+    all_exited = time.perf_counter()
     shutil.rmtree(work, ignore_errors=True)
-    return all_up - last_started
+    return all_up - last_started, all_exited - killed
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def run(aml, n):
@@ -152,7 +202,7 @@ def run(aml, n):
     follower = launchers[n // 3]
     watched = {"node 0": sv.launcher_processes(launchers[0].pid), "a follower": sv.launcher_processes(follower.pid)}
     before = {k: sum(cpu_ticks(p) for p in v) for k, v in watched.items()}
-    window = 10.0
+    window = float(os.environ.get("AML_SCALE_IDLE_WINDOW", "10"))
     time.sleep(window)
     idle_cpu = {k: (sum(cpu_ticks(p) for p in v) - before[k]) / hz / window * 100
                 for k, v in watched.items()}
@@ -162,10 +212,9 @@ def run(aml, n):
     victim_rank = n // 2
     victim = None
     for pid in marked(mark.encode()):
+        if comm(pid) != "sleep":
+            continue
         try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() != "sleep":
-                    continue
             with open(f"/proc/{pid}/environ", "rb") as f:
                 if f"\0RANK={victim_rank}\0".encode() in b"\0" + f.read():
                     victim = pid
@@ -173,9 +222,22 @@ def run(aml, n):
         except OSError:
             pass
     assert victim, "the middle node's worker was not found"
+    # What each launcher used before the stop: its CPU for the stop is what it ends with less this.
+    used_before = [sum(cpu_seconds(q) for q in with_descendants(p.pid)) for p in launchers]
     killed = time.perf_counter()
     os.kill(victim, signal.SIGKILL)
-    statuses = [p.wait() for p in launchers]
+    # Each launcher's exit as it comes (not in start order): where the stop's time goes.
+    index = {p.pid: i for i, p in enumerate(launchers)}
+    exited_at = [0.0] * n
+    stop_cpu = [0.0] * n
+    while any(p.returncode is None for p in launchers):
+        pid, status, usage = os.wait4(-1, 0)
+        if pid in index:
+            i = index[pid]
+            exited_at[i] = time.perf_counter() - killed
+            stop_cpu[i] = usage.ru_utime + usage.ru_stime - used_before[i]
+            launchers[i].returncode = os.waitstatus_to_exitcode(status)
+    statuses = [p.returncode for p in launchers]
     all_exited = time.perf_counter()
     time.sleep(0.5)
     left = marked(mark.encode())
@@ -203,6 +265,9 @@ def run(aml, n):
         "idle_follower": idle_cpu["a follower"],
         "node0_pss": node0_pss,
         "fail_fast": all_exited - killed,
+        "half_exited": sorted(exited_at)[n // 2],
+        "node0_exited": exited_at[0],
+        "stop_cpu": sorted(stop_cpu)[n // 2],
         "statuses": collections.Counter(statuses),
         "named": named,
         "left": len(left),
@@ -214,26 +279,34 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     checking = args[:1] == ["--check"]
     args = args[1:] if checking else args
-    build = os.path.abspath(args[0])
+    builds = [("", os.path.abspath(args[0]))]
+    if os.environ.get("AML_BASELINE"):
+        builds = [("baseline ", os.path.abspath(os.environ["AML_BASELINE"])), ("this ", builds[0][1])]
+    runs = int(os.environ.get("AML_SCALE_RUNS", "1"))
     failed = []
-    aml = f"{build}/launcher/aml-launch"
-    print("| nodes | starting them all | rendezvous after the last start | the same, meeting nobody | "
+    print("| build | nodes | starting them all | rendezvous after the last start | the same, meeting nobody | "
           "meanwhile: cores busy, CPU used, node 0's share | idle CPU, node 0 | idle CPU, a follower | node 0 PSS | fail-fast, all exited | "
+          "the same stop, meeting nobody (every worker killed) | "
+          "half exited / node 0 exited | a launcher's CPU for the stop (median) | "
           "exit statuses | name the killed rank / speak of a lost node | left |")
-    print("|---:|---:|---:|---:|---|---:|---:|---:|---:|---|---|---:|")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     for n in map(int, args[1:]):
-        alone = start_alone(aml, n)
-        r = run(aml, n)
-        statuses = ", ".join(f"{s}: {c}" for s, c in sorted(r["statuses"].items()))
-        print(f"| {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {alone:.2f} s | "
-              f"{r['machine_busy']:.0f} %, {r['busy_seconds']:.1f} s, {r['node0_rdzv']:.2f} s | "
-              f"{r['idle_node0']:.2f} % | "
-              f"{r['idle_follower']:.3f} % | {r['node0_pss']:.1f} MiB | {r['fail_fast'] * 1000:.0f} ms | "
-              f"{statuses} | {r['named']['names the killed rank']} / {r['named']['speaks of a lost node']} | "
-              f"{r['left']} |", flush=True)
-        if (r["statuses"] != collections.Counter({137: n}) or r["named"]["names the killed rank"] != n
-                or r["named"]["speaks of a lost node"] != 0 or r["left"] != 0):
-            failed.append(n)
+        for _ in range(runs):
+            for label, build in builds:
+                aml = f"{build}/launcher/aml-launch"
+                alone_start, alone_stop = alone(aml, n)
+                r = run(aml, n)
+                statuses = ", ".join(f"{s}: {c}" for s, c in sorted(r["statuses"].items()))
+                print(f"| {label.strip() or build} | {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {alone_start:.2f} s | "
+                      f"{r['machine_busy']:.0f} %, {r['busy_seconds']:.1f} s, {r['node0_rdzv']:.2f} s | "
+                      f"{r['idle_node0']:.2f} % | "
+                      f"{r['idle_follower']:.3f} % | {r['node0_pss']:.1f} MiB | {r['fail_fast'] * 1000:.0f} ms | {alone_stop * 1000:.0f} ms | "
+                      f"{r['half_exited'] * 1000:.0f} / {r['node0_exited'] * 1000:.0f} ms | "
+                      f"{r['stop_cpu'] * 1000:.1f} ms | {statuses} | {r['named']['names the killed rank']} / {r['named']['speaks of a lost node']} | "
+                      f"{r['left']} |", flush=True)
+                if (r["statuses"] != collections.Counter({137: n}) or r["named"]["names the killed rank"] != n
+                        or r["named"]["speaks of a lost node"] != 0 or r["left"] != 0):
+                    failed.append(n)
     if checking:
         print(f"{len(args) - 1 - len(failed)} passed, {len(failed)} failed")
         sys.exit(1 if failed else 0)

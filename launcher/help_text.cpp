@@ -64,7 +64,7 @@ without one anyone who reaches the store can join: said at the start; --require-
 checks that all agree (nodes, workers per node, run id, version, --max-restarts) and picks the
 workers' own MASTER_PORT; then all spawn. The first failure on any node stops every node. A
 launcher that dies is noticed at once (its connection to the store closes); one that is only
-silent (a paused VM, a starved host) is lost after --node-timeout (60 s) without a heartbeat,
+silent (a paused VM, a starved host) is lost after --node-timeout (60 s) without a sign of life,
 and a shorter pause is survived as if nothing happened. A node that does not
 come within --rdzv-timeout is named in the error. Restarts are new rounds, on every node.
 With --rdzv-backend etcd (--rdzv-endpoint HOST:2379,...; Kubeflow's rdzvBackend: etcd) the

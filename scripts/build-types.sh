@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
 # The builds a user types, each as `cmake -S . -B DIR -DCMAKE_BUILD_TYPE=T && cmake --build DIR`
-# (the default generator): Debug, Release, RelWithDebInfo and MinSizeRel, with gcc and with
-# clang. scripts/test.sh builds gcc RelWithDebInfo (warnings as errors) and clang Debug
-# (sanitizers) already, tests and benchmarks included; the other six are built here as far as
-# their check needs: what a user installs and links (the launcher, aml-preflight, the
-# libraries, the examples), without the tests and benchmarks (-DAML_BUILD_TESTS=OFF
-# -DAML_BUILD_BENCHMARKS=OFF: two thirds of the compile, already built twice), into
-# build-types/ (removed afterwards). A user's build must not treat warnings as errors: checked
-# in each configuration's compile commands.
-# usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: the six)
+# (the default generator), where scripts/test.sh's own builds do not cover them: gcc Debug (no
+# NDEBUG with gcc), gcc Release (README's build from source) and clang Release (NDEBUG with
+# clang). The suite's other builds are gcc RelWithDebInfo (the main build, NDEBUG) and clang
+# Debug (the sanitizer build); MinSizeRel and clang's RelWithDebInfo compile the same code under
+# the same NDEBUG as these (a build type changes optimisation, not what compiles): built on
+# request (scripts/build-types.sh gcc-MinSizeRel clang-RelWithDebInfo clang-MinSizeRel), not by
+# the suite, to keep it under 30 minutes. Each is built as far as its check needs: what a user
+# installs and links (the launcher, aml-preflight, the libraries, the examples), without the
+# tests and benchmarks (-DAML_BUILD_TESTS=OFF -DAML_BUILD_BENCHMARKS=OFF: two thirds of the
+# compile, already built twice), into build-types/ (removed afterwards), through ccache where it
+# is installed (a second run of the suite compiles nothing again). A user's build must not treat
+# warnings as errors: checked in each configuration's compile commands.
+# usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: the three)
 set -eu
 cd "$(dirname "$0")/.."
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(gcc-Debug gcc-Release gcc-MinSizeRel clang-Release clang-RelWithDebInfo clang-MinSizeRel)
+[ ${#configs[@]} -gt 0 ] || configs=(gcc-Debug gcc-Release clang-Release)
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 root=build-types
 mkdir -p "$root"
 trap 'rm -rf "$root"' EXIT
@@ -26,7 +34,7 @@ for config in "${configs[@]}"; do
   dir="$root/$config"
   start=$(date +%s)
   CC=$cc CXX=$cxx cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DAML_BUILD_TESTS=OFF \
-    -DAML_BUILD_BENCHMARKS=OFF >"$dir.log" 2>&1 ||
+    -DAML_BUILD_BENCHMARKS=OFF "${launcher[@]}" >"$dir.log" 2>&1 ||
     { tail -30 "$dir.log"; echo "build-types: $config: configure failed"; exit 1; }
   if grep -q -- "-Werror" "$dir/compile_commands.json"; then
     echo "build-types: $config: a user's build treats warnings as errors"; exit 1

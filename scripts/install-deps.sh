@@ -3,7 +3,7 @@
 # machine lacks. Safe to run again: it does nothing when everything is there.
 set -eu
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev googletest
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
   podman runc busybox-static

@@ -13,12 +13,13 @@
 #     the newcomers' walks through the docs among them (they take the release's binaries), and
 #     README's pip install . from a fresh tree (a build of its own, once the release's is done)
 #  3. beside the tests, at idle priority (they take only the CPU the tests leave, so the tests
-#     run as on a quiet machine): the main build during the sanitizer tests; then the release
-#     build (for step 2's release tests); then the libFuzzer targets, a fixed number of inputs each
-#     (environment parsers, store frames, the store's handshake with a real server and a job
-#     secret, console tagging, etcd's gRPC messages), beside the builds a user types (Debug,
-#     Release, RelWithDebInfo, MinSizeRel with gcc and clang; scripts/build-types.sh: warnings
-#     are errors only in this script's own builds)
+#     run as on a quiet machine), in the order the tests need them: the main build during the
+#     sanitizer tests; then the release build (for step 2's release tests); once it is done, the
+#     libFuzzer targets, a fixed number of inputs each (environment parsers, store frames, the
+#     store's handshake with a real server and a job secret, console tagging, etcd's gRPC
+#     messages, torch's wire, the relay's), beside the builds a user types that the suite's own
+#     do not cover (gcc Debug and Release, clang Release; scripts/build-types.sh: warnings are
+#     errors only in this script's own builds)
 # Each stage's time is printed at the end (and at a failure, up to it); the last line counts
 # every test of every ctest run.
 set -eu
@@ -59,13 +60,16 @@ finish_up() {
 }
 trap finish_up EXIT
 
-# beside NAME COMMAND...: runs at idle priority beside the foreground stages, in a process group
-# of its own; its output goes to a log shown if it fails.
+# beside NAME [--after OTHER] COMMAND...: runs at idle priority beside the foreground stages, in
+# a process group of its own (once OTHER, run beside too, is done: the work the tests need first
+# gets the idle CPU first); its output goes to a log shown if it fails.
 beside() {
-  local name=$1
+  local name=$1 after=""
   shift
+  if [ "$1" = --after ]; then after=$2 && shift 2; fi
   set -m
   (
+    while [ -n "$after" ] && [ ! -e "$work/$after.done" ]; do sleep 1; done
     started=$(date +%s) status=0
     chrt --idle 0 "$@" >"$work/$name.log" 2>&1 || status=$?
     echo "$status $(($(date +%s) - started))" >"$work/$name.done"
@@ -147,8 +151,9 @@ fuzz_all() {
     fuzz fuzz_relay_wire tests/fuzz/relay_corpus 1500000
 }
 export -f fuzz fuzz_all
-beside "fuzzing" bash -c fuzz_all
-beside "the builds a user types" scripts/build-types.sh
+# After the release build: its tests wait for it, these only the suite's end.
+beside "fuzzing" --after "release build (x86_64 and aarch64)" bash -c fuzz_all
+beside "the builds a user types" --after "release build (x86_64 and aarch64)" scripts/build-types.sh
 
 cd build
 stage "GPU-only tests"

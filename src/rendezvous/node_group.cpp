@@ -77,7 +77,7 @@ std::vector<std::vector<std::string>> NodeGroup::key_batches(const std::string& 
 }
 
 milliseconds NodeGroup::watch_interval() const {
-  return std::clamp(options_.node_timeout / 4, kShortestWatch, kLongestWatch);
+  return std::clamp(options_.node_timeout / 3, kShortestWatch, kLongestWatch);
 }
 
 milliseconds NodeGroup::beat_interval() const {

@@ -93,12 +93,6 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   }
   // A connection of its own stays blocked on this round's abort key: whoever fails first
   // sets it, and every node hears at once.
-  if (!host_) {
-    // The store tells node 0 when this node's heartbeats stop.
-    if (auto named = control_->identify(node_key("member", self.node_rank)); !named) {
-      return named.error();
-    }
-  }
   // The connection this launcher waited for its seat on follows the round already.
   auto watch = seat_watch_ && seat_watch_round_ == round
                    ? Result<std::unique_ptr<RendezvousClient>>(std::move(seat_watch_))
@@ -107,6 +101,13 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   if (!watch) return watch.error();
   (*watch)->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
   watch_ = std::move(*watch);
+  if (!host_) {
+    // The watch asks again every watch_interval(): the store tells node 0 when this node's
+    // asking stops (group_timing.hpp).
+    if (auto named = watch_->identify(node_key("member", self.node_rank)); !named) {
+      return named.error();
+    }
+  }
   if (!host_ && !on_etcd()) {
     // A follower that dies after the verdict has "read" it: node 0 waits for it no longer
     // (etcd keeps the verdict: nobody waits for its readers there).

@@ -113,9 +113,10 @@ bool NodeGroup::etcd_in_grace(Clock::time_point asked) const {
   return on_etcd() && asked - last_answer_ < options_.node_timeout;
 }
 
-// A follower's heartbeat (under etcd every node's: its lease). It fails once node 0 is gone:
-// its launcher died (the connection closed), or its host did not acknowledge this node's
-// heartbeats for --node-timeout.
+// A follower's heartbeat (under etcd every node's: its lease). Under node 0's store nothing is
+// sent: the watch that asks again every watch_interval() is this node's sign of life to node 0,
+// and its answers node 0's to this node (group_timing.hpp). It fails once node 0 is gone: its
+// launcher died (the connection closed), or it did not answer for --node-timeout.
 std::optional<JobFailure> NodeGroup::beat() {
   if (rewatch_) {  // etcd: the watch on the abort key broke a moment ago
     const auto asked = Clock::now();
@@ -124,6 +125,18 @@ std::optional<JobFailure> NodeGroup::beat() {
     } else if (!etcd_in_grace(asked)) {
       return lost_contact(again.error().message());
     }
+  }
+  if (!on_etcd()) {
+    last_contact_ = Clock::now();  // this node runs: a silence from here on is node 0's
+    // The store has not answered the watch's wait for --node-timeout: node 0's launcher is
+    // stopped or starved, or its host cut off (unless this node was).
+    if (last_contact_ - last_answer_ >= options_.node_timeout &&
+        own_pause_ < options_.node_timeout) {
+      const std::string limit = seconds_text(options_.node_timeout);
+      return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " +
+                              limit + "): paused, hung, starved or cut off");
+    }
+    return std::nullopt;
   }
   const auto asked = Clock::now();
   auto sent = control_->heartbeat();
@@ -134,15 +147,7 @@ std::optional<JobFailure> NodeGroup::beat() {
                         "): paused, hung, cut off or gone");
   }
   last_contact_ = Clock::now();
-  if (*sent) last_answer_ = last_contact_;  // the rendezvous itself answered
-  // Its kernel takes the heartbeats, but the store itself has not answered the watch's wait
-  // for --node-timeout: node 0's launcher is stopped or starved (unless this node was).
-  const auto unanswered = last_contact_ - last_answer_;
-  if (!on_etcd() && unanswered >= options_.node_timeout && own_pause_ < options_.node_timeout) {
-    const std::string limit = seconds_text(options_.node_timeout);
-    return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " + limit +
-                            "): paused, hung or starved");
-  }
+  if (*sent) last_answer_ = last_contact_;  // etcd itself answered
   return std::nullopt;
 }
 

@@ -61,11 +61,8 @@ class StoreRendezvous : public RendezvousClient {
   Result<std::vector<std::string>> silent(std::chrono::milliseconds at_least) override {
     return client_.silent(at_least);
   }
-  Result<bool> heartbeat() override {
-    auto sent = client_.heartbeat();
-    if (!sent) return sent.error();
-    return false;  // one way: the kernel took it, the store may not have read it
-  }
+  // Nothing to send: the watch's asking again is a follower's sign of life (group_timing.hpp).
+  Result<bool> heartbeat() override { return false; }
   Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override {
     return client_.start_get(key, timeout);
   }

@@ -241,14 +241,18 @@ void StoreCore::check(Clock::time_point now) {
     watch(epoll_.get(), listener_.get(), kListenerEvent, EPOLLIN, EPOLL_CTL_MOD);
   }
   door_->check(now);
-  // A member is dropped only where it stalls in the middle of a request.
+  refusals_.flush(now);
+  // A member is dropped only where it stalls in the middle of a request. A look at every
+  // connection (thousands at rest, each a cache miss) a quarter of the stall timeout apart: a
+  // stalled one goes within 1.25 times that.
+  if (now < next_stall_scan_) return;
+  next_stall_scan_ = now + options_.stall_timeout / 4;
   std::vector<std::uint64_t> stalled;
   for (const auto& [id, c] : connections_) {
     if (c->member && now - c->last_progress >= options_.stall_timeout && door_->mid_request(*c))
       stalled.push_back(id);
   }
   for (std::uint64_t id : stalled) close(id);
-  refusals_.flush(now);
 }
 
 void StoreCore::refused(const std::string& peer, const std::string& why) {

@@ -117,6 +117,7 @@ class StoreCore {
   std::vector<Adopted> adopted_;
   RefusalLog refusals_;
   bool listener_paused_ = false;  // out of descriptors with nothing to evict: resumed at check
+  Clock::time_point next_stall_scan_{};
   // key -> connections waiting for it, each with the sequence number of that wait (so that a
   // finished wait's stale entry is recognised). By connection, so that ending one wait costs
   // the same whether 10 or 4,096 clients wait on that key (every node watches the abort key,

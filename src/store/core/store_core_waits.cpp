@@ -7,6 +7,20 @@ namespace aml::store {
 namespace {
 
 constexpr std::uint32_t kForever = 0xffffffffu;
+// A long wait's timeout ends on a grid that every such wait shares: the launchers' watches
+// that time out within one step are answered in one wake-up of the store, not one each (4,096
+// followers asking again every 20 s were 200 wake-ups a second). Such a wait ends at most one
+// step late; a shorter one, whose timing a caller may count on, ends on time.
+constexpr std::chrono::milliseconds kSlackGrid{250};
+constexpr std::chrono::milliseconds kSlackFrom{4000};
+
+StoreClock::time_point wait_deadline(std::chrono::milliseconds timeout) {
+  const StoreClock::time_point exact = StoreClock::now() + timeout;
+  if (timeout < kSlackFrom) return exact;
+  const auto grid = std::chrono::duration_cast<StoreClock::duration>(kSlackGrid);
+  const auto since = exact.time_since_epoch();
+  return StoreClock::time_point((since + grid - StoreClock::duration(1)) / grid * grid);
+}
 
 }  // namespace
 
@@ -34,7 +48,7 @@ void StoreCore::start_wait(Connection& c, const std::vector<std::string>& keys,
     if (!all_present({k})) waiters_[k][c.id] = c.wait_seq;
   }
   if (timeout_ms != kForever) {
-    c.deadline = deadlines_.emplace(Clock::now() + std::chrono::milliseconds(timeout_ms),
+    c.deadline = deadlines_.emplace(wait_deadline(std::chrono::milliseconds(timeout_ms)),
                                     std::make_pair(c.id, c.wait_seq));
   }
 }

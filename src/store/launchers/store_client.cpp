@@ -55,6 +55,17 @@ bool recv_all(int fd, char* into, std::size_t size) {
   return true;
 }
 
+// A launcher's control connection can be idle for a whole run (its sign of life goes on the
+// watch): the kernel's probes after a minute keep a NAT's or conntrack's entry for it (a
+// Kubernetes Service, a cloud load balancer drop idle ones), at no cost to either process.
+void probe_when_idle(int fd) {
+  int on = 1, idle_s = 60, interval_s = 15, probes = 4;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
 }  // namespace
 
 Result<StoreClient> StoreClient::connect(const std::string& host, int port,
@@ -63,6 +74,7 @@ Result<StoreClient> StoreClient::connect(const std::string& host, int port,
                                          std::chrono::milliseconds timeout) {
   auto fd = store::dial(host, port, timeout);
   if (!fd) return fd.error();
+  probe_when_idle(*fd);
   StoreClient client(*fd, host + ":" + std::to_string(port));
   auto shaken = client.handshake(token, credentials);
   if (!shaken) return shaken.error();
