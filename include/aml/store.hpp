@@ -69,8 +69,10 @@ class StoreClient {
   // The store watches this connection's silence under `name`: silent() names it once it has
   // sent nothing for a while. Liveness without the store's host asking each client.
   Result<bool> identify(std::string_view name);
-  // The names of identified connections that sent nothing for at least `at_least` (counted
-  // from the server's own resumption where it was itself paused); at most 1,024.
+  // The names of identified connections that sent nothing for at least `at_least`: not waiting
+  // for an answer, and silent since their last request or their last wait's answer, whichever
+  // came later (counted from the server's own resumption where it was itself paused); at most
+  // 1,024.
   Result<std::vector<std::string>> silent(std::chrono::milliseconds at_least);
   // Says "alive" without waiting for an answer (there is none): an error only where the
   // connection is gone (see set_reply_timeout).

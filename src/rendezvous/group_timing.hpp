@@ -19,7 +19,10 @@ using std::chrono::milliseconds;
 // follower's watch on the abort key is a wait that the store answers when it times out
 // (kShortestWatch..kLongestWatch), and the follower asks again at once. The store notes when it
 // last heard each follower's watch, and node 0 asks it for the silent ones (one call, not one
-// per node); a follower whose watch went unanswered for --node-timeout has lost node 0. (A
+// per node); a follower whose watch went unanswered for --node-timeout past its answer's time
+// has lost node 0. Each side counts a silence from when the other's word was due (the store
+// from its answer, the follower from its question's timeout), so that only a pause of
+// --node-timeout itself is a loss, never one up to a watch interval shorter. (A
 // one-way beat every tenth of the span, beside the watch, cost node 0 2.5 % of a core at rest
 // with 4,096 nodes.) Under etcd each node's lease is its heartbeat. A follower ticks
 // (looks at its clocks) 10 times in the span, within these bounds.
@@ -33,6 +36,9 @@ inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a third of --node-timeout, within these).
 inline constexpr milliseconds kShortestWatch{250};
 inline constexpr milliseconds kLongestWatch{3600 * 1000};
+// How much after its timeout the store may answer a long wait: it answers the waits that end
+// together in one wake-up, on a grid of this step (store/core/store_core_waits.cpp).
+inline constexpr milliseconds kLateAnswer{250};
 // Under etcd, what every member hears at the same moment (a loss, a round's end) is acted on
 // at once by node ranks 0 to this, by the others only if they have not: a thousand writes of
 // one key would be a thousand raft rounds.

@@ -128,10 +128,11 @@ std::optional<JobFailure> NodeGroup::beat() {
   }
   if (!on_etcd()) {
     last_contact_ = Clock::now();  // this node runs: a silence from here on is node 0's
-    // The store has not answered the watch's wait for --node-timeout: node 0's launcher is
-    // stopped or starved, or its host cut off (unless this node was).
-    if (last_contact_ - last_answer_ >= options_.node_timeout &&
-        own_pause_ < options_.node_timeout) {
+    // The store has not answered the watch's wait for --node-timeout after the answer was due
+    // (its timeout): node 0's launcher is stopped or starved, or its host cut off (unless this
+    // node was).
+    const auto due = last_answer_ + watch_interval() + kLateAnswer;
+    if (last_contact_ - due >= options_.node_timeout && own_pause_ < options_.node_timeout) {
       const std::string limit = seconds_text(options_.node_timeout);
       return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " +
                               limit + "): paused, hung, starved or cut off");

@@ -141,6 +141,28 @@ TEST_F(StoreTest, SilentNamesTheIdentifiedConnectionsThatSentNothing) {
   EXPECT_TRUE(observer.silent(200ms)->empty());
 }
 
+// A launcher's watch is its sign of life: it waits, is answered at the wait's timeout, and asks
+// again at once. Waiting is not silence; silence counts from the answer, not from the question.
+TEST_F(StoreTest, AWatchIsSilentFromItsAnswerOnNotFromItsQuestion) {
+  StoreClient observer = client();
+  StoreClient watch = client();
+  ASSERT_TRUE(watch.identify("1").ok());
+  ASSERT_TRUE(watch.start_get("abort", 400ms).ok());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(observer.silent(200ms)->empty());  // asked 300 ms ago, and waits: alive
+  auto answered = watch.finish_get();            // the timeout's answer, about 400 ms in
+  ASSERT_TRUE(answered.ok()) << answered.error().message();
+  EXPECT_FALSE(answered->has_value());
+  std::this_thread::sleep_for(100ms);
+  // 500 ms since it asked, 100 ms since it was answered: not silent for 200 ms yet.
+  EXPECT_TRUE(observer.silent(200ms)->empty());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(*observer.silent(200ms), std::vector<std::string>{"1"});  // it did not ask again
+  ASSERT_TRUE(watch.start_get("abort", 400ms).ok());
+  std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(observer.silent(200ms)->empty());
+}
+
 TEST_F(StoreTest, AClientWithoutAReplyTimeoutWaitsForEverAfterItsHandshake) {
   // The handshake has a deadline of its own; none of it may stay on the socket.
   StoreClient c = client();

@@ -42,7 +42,10 @@ struct Connection {
   std::optional<Deadlines::iterator> deadline;
   StoreClock::time_point accepted_at;
   StoreClock::time_point last_progress;  // its last bytes in: what a stall is measured by
-  std::string peer;                      // "10.0.0.9:41234"'s address part, for refusals
+  // When its last wait was answered: a client that asks again at once (a launcher's watch) is
+  // silent from then on, not from its last question (store/launchers/launchers_requests.cpp).
+  StoreClock::time_point answered_at;
+  std::string peer;  // "10.0.0.9:41234"'s address part, for refusals
   std::unique_ptr<ConnectionState> state;
 };
 

@@ -76,6 +76,7 @@ void StoreCore::cancel_wait(Connection& c) {
 void StoreCore::finish_wait(Connection& c, bool timed_out) {
   forget_wait(c);
   c.waiting = false;
+  c.answered_at = Clock::now();
   std::string frame = door_->wait_reply(c, timed_out);
   c.wait_keys.clear();
   const std::uint64_t id = c.id;

@@ -134,13 +134,17 @@ std::string LaunchersDoor::values_frame(Status status, const std::vector<std::st
 }
 
 std::string LaunchersDoor::silent_frame(std::chrono::milliseconds at_least) const {
-  // Bounded like a wait's keys: enough to name the first lost ones.
+  // Bounded like a wait's keys: enough to name the first lost ones. A member's sign of life is
+  // its watch asking again once answered: one that waits for its answer has said all it had
+  // to; one answered is silent from the answer on (not from its question, up to a wait's
+  // timeout earlier), so that only a silence of `at_least` itself names it.
   const auto now = StoreClock::now();
   std::vector<const std::string*> names;
   for (const auto& [id, c] : core_.connections()) {
     const std::string& name = state(*c).watched_as;
-    if (name.empty()) continue;
-    if (now - std::max(c->last_progress, core_.resumed()) < at_least) continue;
+    if (name.empty() || c->waiting) continue;
+    const auto since = std::max({c->last_progress, c->answered_at, core_.resumed()});
+    if (now - since < at_least) continue;
     names.push_back(&name);
     if (names.size() == options_.limits.max_wait_keys) break;
   }
