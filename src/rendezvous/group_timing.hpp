@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "store/core/wait_grid.hpp"
+
 namespace aml::group_timing {
 
 using std::chrono::milliseconds;
@@ -36,9 +38,9 @@ inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a third of --node-timeout, within these).
 inline constexpr milliseconds kShortestWatch{250};
 inline constexpr milliseconds kLongestWatch{3600 * 1000};
-// How much after its timeout the store may answer a long wait: it answers the waits that end
-// together in one wake-up, on a grid of this step (store/core/store_core_waits.cpp).
-inline constexpr milliseconds kLateAnswer{250};
+// How much after its timeout the store may answer a long wait (its waits that end together
+// are answered in one wake-up, on a grid of this step).
+inline constexpr milliseconds kLateAnswer = store::kWaitGrid;
 // Under etcd, what every member hears at the same moment (a loss, a round's end) is acted on
 // at once by node ranks 0 to this, by the others only if they have not: a thousand writes of
 // one key would be a thousand raft rounds.

@@ -127,7 +127,8 @@ class RendezvousClient {
   virtual Result<bool> identify(std::string_view name) = 0;
   virtual Result<std::vector<std::string>> silent(std::chrono::milliseconds at_least) = 0;
   // Says "alive". True where the rendezvous itself answered (etcd's lease keepalive): the
-  // rendezvous is known alive. False for a one-way heartbeat (node 0's store).
+  // rendezvous is known alive. Node 0's store sends nothing and says false: a follower's watch
+  // asking again is its sign of life there (group_timing.hpp).
   virtual Result<bool> heartbeat() = 0;
   // etcd: whether this launcher sets the last wills of others whose leases end. A few of a
   // job's launchers do (each will put is an event for every launcher that watches the wills);

@@ -141,6 +141,20 @@ TEST_F(StoreTest, SilentNamesTheIdentifiedConnectionsThatSentNothing) {
   EXPECT_TRUE(observer.silent(200ms)->empty());
 }
 
+// identify() and heartbeat(), the public client's liveness without a question to answer.
+TEST_F(StoreTest, AHeartbeatKeepsAnIdentifiedConnectionFromBeingSilent) {
+  StoreClient observer = client();
+  StoreClient beating = client();
+  ASSERT_TRUE(beating.identify("1").ok());
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(beating.heartbeat().ok());
+  }
+  EXPECT_TRUE(observer.silent(200ms)->empty());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(*observer.silent(200ms), std::vector<std::string>{"1"});
+}
+
 // A launcher's watch is its sign of life: it waits, is answered at the wait's timeout, and asks
 // again at once. Waiting is not silence; silence counts from the answer, not from the question.
 TEST_F(StoreTest, AWatchIsSilentFromItsAnswerOnNotFromItsQuestion) {

@@ -1,23 +1,17 @@
 // The store core's blocked waits: a registry by key that a new key wakes, and a deadline queue
 // for their timeouts. A wait that ends leaves nothing behind.
 #include "store/core/store_core.hpp"
+#include "store/core/wait_grid.hpp"
 
 namespace aml::store {
 
 namespace {
 
 constexpr std::uint32_t kForever = 0xffffffffu;
-// A long wait's timeout ends on a grid that every such wait shares: the launchers' watches
-// that time out within one step are answered in one wake-up of the store, not one each (4,096
-// followers asking again every 20 s were 200 wake-ups a second). Such a wait ends at most one
-// step late; a shorter one, whose timing a caller may count on, ends on time.
-constexpr std::chrono::milliseconds kSlackGrid{250};
-constexpr std::chrono::milliseconds kSlackFrom{4000};
-
 StoreClock::time_point wait_deadline(std::chrono::milliseconds timeout) {
   const StoreClock::time_point exact = StoreClock::now() + timeout;
-  if (timeout < kSlackFrom) return exact;
-  const auto grid = std::chrono::duration_cast<StoreClock::duration>(kSlackGrid);
+  if (timeout < kWaitGridFrom) return exact;
+  const auto grid = std::chrono::duration_cast<StoreClock::duration>(kWaitGrid);
   const auto since = exact.time_since_epoch();
   return StoreClock::time_point((since + grid - StoreClock::duration(1)) / grid * grid);
 }
