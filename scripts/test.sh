@@ -117,7 +117,9 @@ fuzz() {
   corpus=$(mktemp -d)
   cp "$2"/* "$corpus"/
   echo "== fuzzing $1 ($3 inputs)"
-  build-san/tests/fuzz/"$1" -runs="$3" -max_total_time=900 -max_len=4096 -timeout=10 \
+  # -timeout is wall time, and at idle priority the tests beside can leave a target no CPU for
+  # seconds (the handshake target timed out in one suite run): a hang is still caught at 120 s.
+  build-san/tests/fuzz/"$1" -runs="$3" -max_total_time=900 -max_len=4096 -timeout=120 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" \
     >"$corpus.log" 2>&1 || status=$?
   if [ "$status" != 0 ]; then
