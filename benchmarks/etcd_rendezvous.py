@@ -149,8 +149,10 @@ def up_since(work, since):
 
 def start_etcd(net, work, hosts):
     # --enable-v2: torchrun's etcd-v2 backend, measured beside aml-launch on the same members.
+    # The members' data on disk, as a real cluster keeps it (the tests' is on tmpfs).
     subprocess.run(["bash", f"{TESTS}/etcd_cluster.sh", "up", net, work] + list(map(str, hosts)),
-                   check=True, env=dict(os.environ, ETCD_FLAGS="--enable-v2"))
+                   check=True, env=dict(os.environ, ETCD_FLAGS="--enable-v2",
+                                        ETCD_DATA_ROOT=work))
     return subprocess.run(["bash", f"{TESTS}/etcd_cluster.sh", "endpoints"] +
                           list(map(str, hosts)), check=True, capture_output=True,
                           text=True).stdout.strip()

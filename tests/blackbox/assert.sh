@@ -110,7 +110,10 @@ host_with_rank() {  # host_with_rank JOB ROUND RANK (the hosts FIRST_HOST.. HOST
     [ "$(rank_of "$1" "$h" "$2")" = "$3" ] && echo "$h"
   done
 }
-show() { for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done; }
+show() {  # show JOB: what its launchers said, and what etcd's members logged if it ran
+  for f in "$WORK/$1".out.*; do echo "--- $f"; cat "$f"; done
+  [ -z "${ETCD:-}" ] || bash "$ETCD" warnings "$WORK"
+}
 # A checkpointing torch job (examples/elastic_checkpoint.py): until its checkpoint reached a step.
 wait_checkpoint_step() {  # wait_checkpoint_step FILE STEP (60 s at most)
   local step

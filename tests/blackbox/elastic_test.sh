@@ -92,8 +92,10 @@ kill_host() { kill -KILL $(launcher_pids "$1" "$2") 2>/dev/null; }
 # --- 1. Kubeflow elasticPolicy, PET_NNODES=2:4.
 J=kf
 ARGS=(--rdzv-last-call 1 --node-timeout 5 --rdzv-timeout 8)
+# Host 0 first by a whole second (it is node 0 below: a launcher's first answer from etcd has
+# taken 0.7 s here), then hosts 1 and 2 within the last call.
 start $J 0 kubeflow_env "${ARGS[@]}"
-sleep 0.3
+sleep 1
 start $J 1 kubeflow_env "${ARGS[@]}"
 sleep 0.3
 start $J 2 kubeflow_env "${ARGS[@]}"
