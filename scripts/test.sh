@@ -18,7 +18,7 @@
 #     (environment parsers, store frames, the store's handshake with a real server and a job
 #     secret, console tagging, etcd's gRPC messages, torch's wire, the relay's); then the
 #     release build (for step 2's release tests); once it is done, the builds a user types that
-#     the suite's own do not cover (gcc Debug and Release, clang Release;
+#     the suite's own do not cover (gcc Release and Debug; the release is clang's Release;
 #     scripts/build-types.sh: warnings are errors only in this script's own builds)
 # Each stage's time is printed at the end (and at a failure, up to it); the last line counts
 # every test of every ctest run.
