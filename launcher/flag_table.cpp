@@ -229,6 +229,26 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "or progress (imports, loading a checkpoint, the first meeting of the ranks)",
    T::none, "", ""},
 
+  // Notices of a node's end.
+  {notice_from, "--notice-from", Takes::value, "auto|none|azure,aws,gcp", "AML_LAUNCH_NOTICE_FROM",
+   true, "auto",
+   "Where notices of this node's end come from: the metadata service of Azure (Scheduled "
+   "Events: Preempt, Terminate, Reboot, Redeploy, Freeze), AWS (spot instance-action) or GCP "
+   "(preempted), asked every second (AML_LAUNCH_METADATA_URL names another service); auto, the "
+   "platform the job runs on (Azure ML, SageMaker, Vertex AI), none elsewhere. A notice reaches "
+   "every worker at once (--notice-to-workers, AML_LAUNCH_NOTICE_FILE, aml_launch.notice()); "
+   "workers that then exit 0 end the job as preempted (exit 200)",
+   T::none, "", "auto none azure aws gcp"},
+  {notice_signal, "--notice-signal", Takes::value, "SIGNAL", "", false, "",
+   "A signal to this launcher that is a notice of the node's end, as Slurm's --signal=USR1@120 "
+   "or a preStop hook sends it (USR1, USR2, ...): the workers get --notice-to-workers instead "
+   "of the signal itself",
+   T::none, "", "USR1 USR2 HUP"},
+  {notice_to_workers, "--notice-to-workers", Takes::value, "SIGNAL|none", "", false, "USR1",
+   "The signal every worker gets when a notice comes (none: only the file and "
+   "aml_launch.notice())",
+   T::none, "", "USR1 USR2 none"},
+
   // Placement.
   {bind, "--bind --numa-binding --numa_binding", Takes::value,
    "node|socket|exclusive|core-complex|none|auto", "AML_LAUNCH_BIND", true, "auto",

@@ -56,6 +56,10 @@ enum class FlagId : std::uint8_t {
   // Hangs.
   hang_timeout,
   hang_startup_timeout,
+  // Notices of a node's end (preemption, maintenance).
+  notice_from,
+  notice_signal,
+  notice_to_workers,
   // Placement.
   bind,
   mem_policy,

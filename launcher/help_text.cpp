@@ -46,6 +46,10 @@ Where the topology comes from (the first source present wins; flags override any
   password), AML_MUNGE_SOCKET (munged's socket), AML_LAUNCH_MACHINE_ROOT (a copy of /sys for
   --bind), and where a library opened at run time is: AML_MUNGE_LIBRARY, AML_TLS_LIBRARY,
   AML_HTTP2_LIBRARY, AML_MPI_LIBRARY, AML_NCCL_LIBRARY, AML_CUDA_DRIVER_LIBRARY.
+  Notices (--notice-from auto): Azure where AZUREML_* or AZ_BATCH* is set, AWS where SM_*,
+  TRAINING_JOB_NAME or AWS_BATCH_JOB_ID is, GCP where CLOUD_ML_JOB_ID or AIP_* is; the
+  metadata service asked is AML_LAUNCH_METADATA_URL, else http://169.254.169.254; the notice
+  file goes under TMPDIR, else /tmp.
   aml::comm (in a program that links it, and in aml-preflight) reads AML_COMM_BACKEND (gloo,
   mpi or nccl) and AML_COMM_TIMEOUT (seconds for the ranks to meet); aml-preflight also
   AML_PREFLIGHT_MAX_BYTES (the largest allreduce) and AML_PREFLIGHT_FAULT (a fault the suite
@@ -104,6 +108,8 @@ MKL_NUM_THREADS too), UCX_NET_DEVICES for an MPI job with --bind (the nearest RD
 PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME
 (the interface whose route reaches MASTER_ADDR) when unset, with --hang-timeout
 AML_LAUNCH_PROGRESS_FD (the page aml::progress() and aml_launch.progress() count into),
+AML_LAUNCH_NOTICE_FILE (where a notice of the job's end is written when one comes, as
+aml::notice() and aml_launch.notice() read it; no file until then),
 PYTHONFAULTHANDLER=1 and PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE,
 TORCH_NCCL_DUMP_ON_TIMEOUT, TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
 when unset, with --framework tensorflow a TF_CONFIG naming every worker, and with
@@ -131,9 +137,11 @@ kills every process the job started at once. Nothing is left behind.
 Exit status: the first failed worker's exit code (on any node), 128+N when it died of signal
 N (torchrun exits 1 for any failure); 128+N when signal N (INT 130, TERM 143, HUP 129)
 stopped the job and no worker failed before or during the stop; 124 when --hang-timeout found
-the job hung; 137 when the launcher's supervising half was killed (its guardian says so); 0
-when every worker exited 0; 1 when another node's launcher was lost; 2 for bad flags, a bad
-environment or a failed rendezvous (nothing was started); 127 when the command cannot be run.
+the job hung; 137 when the launcher's supervising half was killed (its guardian says so); 200
+when a notice of the node's end came (preemption, maintenance, --notice-signal) and no worker
+failed after it: preempted, which a scheduler can be told to retry; 0 when every worker exited
+0; 1 when another node's launcher was lost; 2 for bad flags, a bad environment or a failed
+rendezvous (nothing was started); 127 when the command cannot be run.
 )";
 
 const char* const kHelpHeader =

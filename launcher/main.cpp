@@ -16,6 +16,7 @@
 #include "local_worker_store.hpp"
 #include "net/local_host.hpp"
 #include "node_group_setup.hpp"
+#include "notice_setup.hpp"
 #include "options.hpp"
 #include "output_setup.hpp"
 #include "placement_setup.hpp"
@@ -183,6 +184,8 @@ int run(int argc, char** argv) {
   auto inputs = gather_inputs(options, *topology, env, machine, *auth, *backend);
   if (!inputs) return fail(inputs.error());
   const LaunchPlan plan = build_plan(*topology, *inputs);
+  auto notices = notice_settings(options, env, plan.topology.node_rank, host_name());
+  if (!notices) return fail(notices.error());
 
   if (options.dry_run) {
     std::cout << (options.format == OutputFormat::json ? plan_json(plan) : plan_text(plan));
@@ -351,8 +354,14 @@ int run(int argc, char** argv) {
   };
   const std::string made_for_hangs =
       prepare_hang_files(options, env, inputs->hang_env, plan.run_id, run_options);
+  NoticeDesk desk(*notices, [](const std::string& line) {
+    const std::string text = "aml-launch: " + line + "\n";
+    (void)!write(STDERR_FILENO, text.data(), text.size());
+  });
+  run_options.notices = &desk;
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);
+  if (!notices->file.empty()) unlink(notices->file.c_str());
   // The file first: a stderr that nobody reads cannot keep it from being written.
   rounds.ended(outcome);
   std::string said = write_summary_file(options, outcome, node, true, rounds);

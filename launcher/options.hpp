@@ -44,6 +44,10 @@ struct Options {
   double node_timeout_seconds = 60;
   double hang_timeout_seconds = 0;  // 0: off
   double hang_startup_timeout_seconds = 1800;
+  // Notices of this node's end (--notice-from, --notice-signal, --notice-to-workers).
+  std::string notice_from = "auto";  // auto, none, or a list of azure, aws, gcp
+  int notice_signal = 0;             // 0: none
+  int notice_to_workers = 10;        // SIGUSR1; 0: none
   // Inside the 30 s that Kubernetes (terminationGracePeriodSeconds) and Slurm (KillWait) give
   // between their SIGTERM and SIGKILL, with time left for the report.
   double term_timeout_seconds = 25;
@@ -87,6 +91,8 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv);
 
 // The rendezvous flags of a command line (options_rendezvous.cpp).
 std::optional<Error> read_rendezvous_flags(const CommandLine& line, Options& options);
+// --notice-from, --notice-signal, --notice-to-workers (options_notices.cpp).
+std::optional<Error> read_notice_flags(const CommandLine& line, Options& options);
 
 // The name to put in an error about a flag: as it was spelled, or the variable that gave it.
 std::string flag_name(const CommandLine& line, FlagId id);

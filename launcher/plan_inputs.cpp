@@ -15,8 +15,10 @@
 #include "net/local_host.hpp"
 #include "net/route_interface.hpp"
 #include "node_group_setup.hpp"
+#include "notice_setup.hpp"
 #include "placement_setup.hpp"
 #include "store/core/store_host.hpp"
+#include "supervisor/exit_status.hpp"
 #include "topology/nproc.hpp"
 
 namespace aml {
@@ -159,6 +161,12 @@ Result<PlanInputs> gather_inputs(const Options& options, const Topology& topolog
   inputs.program = ProgramPlan{options.program_interpreter, options.program_about};
   inputs.term_timeout_seconds = options.term_timeout_seconds;
   inputs.flag_notes = options.torchrun_notes;
+  for (NoticePlatform platform : notice_platforms(options, env, inputs.notices.why))
+    inputs.notices.sources.emplace_back(to_string(platform));
+  if (!inputs.notices.sources.empty()) inputs.notices.metadata_url = metadata_url(env);
+  if (options.notice_signal != 0) inputs.notices.signal = signal_name(options.notice_signal);
+  if (options.notice_to_workers != 0)
+    inputs.notices.to_workers = signal_name(options.notice_to_workers);
   inputs.virtual_local_rank = options.virtual_local_rank;
   if (const std::string* devices = find(env, "CUDA_VISIBLE_DEVICES")) {
     std::size_t start = 0;

@@ -5,6 +5,8 @@
 #include <aml/error.hpp>
 #include <aml/topology.hpp>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace aml {
 
@@ -41,5 +43,23 @@ int node_rank();
 // does; `step` (-1: none) is shown with it. One atomic add in memory, no system call: call it
 // every step, or more often. Does nothing outside aml-launch.
 void progress(std::int64_t step = -1);
+
+// A notice of the job's end that aml-launch handed this rank (a spot VM's preemption, planned
+// maintenance, a scheduler's signal before its time limit): every rank of the job gets the
+// same one within a moment, with --notice-to-workers (SIGUSR1 by default). Save a checkpoint
+// and exit 0: the job ends as preempted (exit 200), not as a failure.
+struct JobNotice {
+  std::string kind;    // preempt, terminate, reboot, redeploy, freeze (a pause), signal
+  std::string source;  // azure-scheduled-events, aws-spot, gcp-preemption, signal
+  int node_rank = -1;  // the node that heard it
+  std::string host;
+  std::string detail;            // what the platform said, for people
+  long long deadline_unix = -1;  // when that node will be gone; -1: not said
+  int duration_seconds = -1;     // a freeze's length; -1: not said
+};
+// The notice, or nullopt while there is none: one look at the file AML_LAUNCH_NOTICE_FILE
+// names (a failed open while there is none), cheap enough for every step. Outside aml-launch,
+// always nullopt.
+std::optional<JobNotice> notice();
 
 }  // namespace aml

@@ -8,6 +8,7 @@ The topology is read from the environment the scheduler or launcher set (aml-lau
 Open MPI, Slurm, TF_CONFIG, Kubeflow, Azure ML, ...) by the same C++ library the aml-launch
 executable uses: the same sources, the same precedence, the same error messages.
 """
+from ._notice import notice
 from ._rank import (
     TopologyError,
     is_master,
@@ -26,6 +27,7 @@ __all__ = [
     "local_rank",
     "local_world_size",
     "node_rank",
+    "notice",
     "progress",
     "rank",
     "topology",

@@ -8,6 +8,7 @@ LaunchPlan build_plan(const Topology& topology, const PlanInputs& inputs) {
   plan.command = inputs.command;
   plan.program = inputs.program;
   plan.term_timeout_seconds = inputs.term_timeout_seconds;
+  plan.notices = inputs.notices;
   plan.flag_notes = inputs.flag_notes;
   plan.run_id = !inputs.run_id.empty() ? inputs.run_id : topology.run_id;
   if (plan.topology.master_port == 0) plan.topology.master_port = inputs.free_port;

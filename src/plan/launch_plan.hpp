@@ -72,6 +72,15 @@ struct WorkerStorePlan {
   bool relay = false;  // --worker-store relay: the nodes but node 0 reach it through their relay
 };
 
+// Where notices of the job's end come from (issue 55), as --dry-run says it.
+struct NoticePlan {
+  std::vector<std::string> sources;  // azure, aws, gcp: the metadata services asked
+  std::string why;                   // what chose them
+  std::string metadata_url;          // "" where none is asked
+  std::string signal;                // --notice-signal ("" none)
+  std::string to_workers;            // --notice-to-workers ("" none)
+};
+
 struct LaunchPlan {
   Topology topology;
   std::vector<std::string> command;
@@ -95,6 +104,7 @@ struct LaunchPlan {
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy as asked
   std::optional<StoreAuthPlan> store_auth;               // where the launchers meet at a store
   std::optional<RendezvousPlan> rendezvous;
+  NoticePlan notices;
 };
 
 // Facts gathered from the machine and the network before the plan is built, so that
@@ -104,6 +114,7 @@ struct PlanInputs {
   ProgramPlan program;
   double term_timeout_seconds = 0;
   std::vector<std::string> flag_notes;
+  NoticePlan notices;
   bool virtual_local_rank = false;  // each worker sees its GPU alone, as device 0
   // CUDA_VISIBLE_DEVICES as the launcher has it, entry by entry (empty: unset or not a list).
   std::vector<std::string> visible_devices;

@@ -100,6 +100,11 @@ std::string plan_json(const LaunchPlan& plan) {
   out["program"] = {{"interpreter", or_null(plan.program.interpreter)},
                     {"about", plan.program.about}};
   out["term_timeout_seconds"] = plan.term_timeout_seconds;
+  out["notices"] = {{"sources", plan.notices.sources},
+                    {"why", plan.notices.why},
+                    {"metadata_url", or_null(plan.notices.metadata_url)},
+                    {"signal", or_null(plan.notices.signal)},
+                    {"to_workers", or_null(plan.notices.to_workers)}};
   auto& workers = out["workers"] = nlohmann::ordered_json::array();
   for (const WorkerPlan& worker : plan.workers) {
     nlohmann::ordered_json env = nlohmann::ordered_json::object();

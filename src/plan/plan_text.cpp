@@ -128,6 +128,17 @@ std::string plan_text(const LaunchPlan& plan) {
   if (!plan.program.about.empty()) line("program:         " + plan.program.about);
   line(fmt::format("stop grace:      {} s between SIGTERM and SIGKILL (--term-timeout)",
                    plan.term_timeout_seconds));
+  {
+    const NoticePlan& n = plan.notices;
+    std::string sources;
+    for (const std::string& source : n.sources) sources += (sources.empty() ? "" : ", ") + source;
+    line("notices:         " +
+         (sources.empty() ? "no metadata service (" + n.why + ")"
+                          : sources + " (" + n.why + "), asked at " + n.metadata_url) +
+         (n.signal.empty() ? "" : "; " + n.signal + " to the launcher is one") +
+         "; the workers get " + (n.to_workers.empty() ? "no signal" : n.to_workers) +
+         " and AML_LAUNCH_NOTICE_FILE");
+  }
   if (plan.placement) {
     line(fmt::format("placement:       {} ({}); memory policy {}",
                      to_string(plan.placement->applied), plan.placement->reason,

@@ -21,6 +21,19 @@ std::string signal_name(int signal) {
   return "SIG?";
 }
 
+int signal_number(std::string_view name) {
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string_view::npos) {
+    if (name.size() > 2) return 0;
+    const int number = std::stoi(std::string(name));
+    return number > 0 && number <= SIGRTMAX ? number : 0;
+  }
+  const std::string wanted =
+      name.substr(0, 3) == "SIG" ? std::string(name) : "SIG" + std::string(name);
+  for (int sig = 1; sig < 32; ++sig)
+    if (signal_name(sig) == wanted) return sig;
+  return 0;
+}
+
 int exit_code_of(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);

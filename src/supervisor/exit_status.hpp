@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace aml {
 
@@ -11,5 +12,7 @@ std::string describe_wait_status(int wait_status);
 // "SIGKILL", "SIGRTMIN+3"; "SIG?" for what is no signal. Our own table: glibc's sigabbrev_np
 // is newer (2.32) than the glibc the portable binary may need (2.17).
 std::string signal_name(int signal);
+// The number of "USR1", "SIGUSR1" or "10"; 0 for what names no signal.
+int signal_number(std::string_view name);
 
 }  // namespace aml

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "notice/notice_desk.hpp"
 #include "supervisor/exit_status.hpp"
 
 namespace aml {
@@ -162,6 +163,15 @@ std::string failure_summary_text(const RunOutcome& outcome, const NodeIdentity& 
   if (stop != nullptr && (!outcome.remote_failure || stop->during_teardown)) {
     text += stop_text(*stop, node);
   }
+  if (outcome.notice && outcome.exit_code == kPreemptedExitCode) {
+    text += "aml-launch: the job ended for a notice: " +
+            describe(*outcome.notice, std::chrono::system_clock::now()) +
+            (outcome.stopped_at_notice_deadline
+                 ? "; the workers still running were stopped at its deadline"
+                 : "; the workers finished after it") +
+            ": preempted (exit " + std::to_string(kPreemptedExitCode) +
+            ", which a scheduler can retry)\n";
+  }
   return text;
 }
 
@@ -251,6 +261,14 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
     j["stopped"] = nullptr;
   }
   j["hang"] = outcome.hang ? nlohmann::ordered_json::parse(outcome.hang->json_text()) : nullptr;
+  if (outcome.notice) {
+    nlohmann::ordered_json notice = notice_json(*outcome.notice);
+    notice["preempted"] = outcome.exit_code == kPreemptedExitCode;
+    notice["stopped_at_deadline"] = outcome.stopped_at_notice_deadline;
+    j["notice"] = notice;
+  } else {
+    j["notice"] = nullptr;
+  }
   j["start_error"] =
       outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
   auto& workers = j["workers"] = nlohmann::ordered_json::array();

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "notice/notice_desk.hpp"
 #include "supervisor/exit_status.hpp"
 
 namespace aml {
@@ -40,6 +41,14 @@ bool JobVerdict::worker_ended(const WorkerExit& exit,
     ++(killed ? outcome_.stopped->killed_after_grace : outcome_.stopped->ended_on_their_own);
     if (failed && ended_by_stop(status)) failed = false;
   }
+  // Stopped at a notice's deadline: its TERM (or the SIGKILL after the grace) is no failure;
+  // nor is a death of the signal the notice was told with.
+  if (outcome_.stopped_at_notice_deadline && failed &&
+      (ended_by_stop(status) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && killed_)))
+    failed = false;
+  if (outcome_.notice && failed && notice_signal_ != 0 && WIFSIGNALED(status) &&
+      WTERMSIG(status) == notice_signal_)
+    failed = false;
   // Ranks given SIGABRT for their stacks die of it: from then on the hang is the failure.
   if (hang_phase_ == HangPhase::committed || outcome_.hang) failed = false;
   if (!failed || outcome_.first_failure || outcome_.start_error || outcome_.remote_failure) {
@@ -196,7 +205,23 @@ void JobVerdict::hang_found(HangReport report, Clock::time_point now) {
   begin_teardown(now);
 }
 
+void JobVerdict::notice_heard(const Notice& notice, std::optional<Clock::time_point> stop_at,
+                              int told_with) {
+  if (!notice.ends_the_job() || outcome_.notice) return;
+  outcome_.notice = notice;
+  notice_stop_at_ = stop_at;
+  notice_signal_ = told_with;
+}
+
 void JobVerdict::tick(Clock::time_point now) {
+  if (notice_stop_at_ && !tearing_down_ && now >= *notice_stop_at_) {
+    // The node goes away at the deadline: what still runs is stopped now, with the grace.
+    notice_stop_at_.reset();
+    outcome_.stopped_at_notice_deadline = true;
+    stop_signal_ = SIGTERM;
+    begin_teardown(now);
+    return;
+  }
   if (tearing_down_ && !killed_ && now >= deadline_) {
     killed_ = true;
     signal_workers(SIGKILL);
@@ -205,12 +230,15 @@ void JobVerdict::tick(Clock::time_point now) {
 
 std::optional<JobVerdict::Clock::time_point> JobVerdict::deadline() const {
   if (tearing_down_ && !killed_ && alive_ > 0) return deadline_;
+  if (!tearing_down_ && notice_stop_at_ && alive_ > 0) return notice_stop_at_;
   return std::nullopt;
 }
 
 RunOutcome JobVerdict::final_outcome() const {
   RunOutcome outcome = outcome_;
   if (outcome.stopped && !failed()) outcome.exit_code = 128 + outcome.stopped->signal;
+  // A notice came first: the node's end, and the scheduler's TERM that may follow, is it.
+  if (outcome.notice && !failed()) outcome.exit_code = kPreemptedExitCode;
   outcome.stop_requested = stop_requested_;
   return outcome;
 }

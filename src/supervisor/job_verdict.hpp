@@ -56,6 +56,13 @@ class JobVerdict {
   void peer_news(const PeerNews& news, Clock::time_point now);
   void hang_phase(HangPhase phase) { hang_phase_ = phase; }
   void hang_found(HangReport report, Clock::time_point now);
+  // A notice that ends the job (notice_desk.hpp): the workers were told (with signal
+  // `told_with`, 0: none; a worker that dies of it, as one that does not handle SIGUSR1 does,
+  // ended for the notice); those still running at `stop_at` (its deadline less the grace;
+  // nullopt: none said) are stopped then, as by a TERM, and the job ends as preempted where
+  // nothing failed.
+  void notice_heard(const Notice& notice, std::optional<Clock::time_point> stop_at,
+                    int told_with = 0);
   // Time passed: SIGKILL once the grace is over.
   void tick(Clock::time_point now);
 
@@ -105,6 +112,8 @@ class JobVerdict {
   std::uint64_t sent_signals_ = 0;  // bit N: the workers were sent signal N
   HangPhase hang_phase_ = HangPhase::none;
   Clock::time_point deadline_;
+  std::optional<Clock::time_point> notice_stop_at_;
+  int notice_signal_ = 0;  // what the workers were told the notice with
 };
 
 }  // namespace aml

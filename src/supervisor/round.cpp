@@ -3,6 +3,7 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
+#include "notice/notice_desk.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -32,7 +33,7 @@ Round::Round(const RunOptions& options, const sigset_t& original_mask, int signa
           signal_fd,
           {[this] { workers_.reap([this](pid_t p, int s, int i) { on_reaped(p, s, i); }); },
            [this] { on_guardian_lost(); }, [this](int sig, long sender) { on_stop(sig, sender); },
-           [this](int sig) { workers_.signal_all(sig); }}),
+           [this](int sig) { pass_on(sig); }}),
       hang_watch_(seconds_to_ms(options.hang_timeout_seconds),
                   seconds_to_ms(options.hang_startup_timeout_seconds)) {}
 
@@ -41,6 +42,7 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
   if (listening() && options_.peers->fd() >= 0) {
     reactor_.add(options_.peers->fd(), EPOLLIN, [this](std::uint32_t) { peers_readable_ = true; });
   }
+  listen_for_notices();
   relay_.count_shown(launches);
   for (std::size_t i = 0; i < launches.size(); ++i) {
     if (!start(std::move(launches[i]), i)) break;
@@ -73,12 +75,14 @@ void Round::after_events(Clock::time_point now) {
   relay_.after_events();
   watch_for_hang(now);
   if (listening()) hear_peers(now);
+  hear_notices(now);
   verdict_.tick(now);
   relay_.tick(now);
 }
 
 std::optional<Round::Clock::time_point> Round::next_deadline(Clock::time_point now) const {
   auto at = earliest(verdict_.deadline(), relay_.deadline(now));
+  if (options_.notices) at = earliest(at, options_.notices->next_deadline());
   if (listening())
     at = earliest(at, now + std::chrono::milliseconds(options_.peers->next_poll_ms()));
   if (watching_for_hang()) {
@@ -102,6 +106,8 @@ bool Round::start(WorkerLaunch launch, std::size_t index) {
   if (progress_fd >= 0) {
     launch.environ.push_back(std::string(kProgressFdVariable) + "=" + std::to_string(progress_fd));
   }
+  if (options_.notices && !options_.notices->settings().file.empty())
+    launch.environ.push_back("AML_LAUNCH_NOTICE_FILE=" + options_.notices->settings().file);
   const int rank = launch.rank;
   std::string binding_refused;
   auto pid = workers_.spawn(std::move(launch), *ends, progress_fd, binding_refused);
@@ -169,6 +175,10 @@ void Round::on_reaped(pid_t pid, int status, int index) {
 }
 
 void Round::on_stop(int sig, long sender) {
+  if (options_.notices && sig == options_.notices->settings().launcher_signal) {
+    options_.notices->signal_came(sig);  // --notice-signal HUP: a notice, not a stop
+    return;
+  }
   relay_.stop_requested();
   const auto now = std::chrono::system_clock::now();
   verdict_.stop_from_outside(sig, sender, process_name(sender), utc_timestamp(now), Clock::now());

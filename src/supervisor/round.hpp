@@ -56,6 +56,10 @@ class Round : private JobEffects {
   bool call_off_inquiry(std::string why, Clock::time_point now);
   bool hang_declared_elsewhere();
   RankLog* log_of(int rank) const;
+  // Notices of the job's end (round_notices.cpp).
+  void listen_for_notices();
+  void hear_notices(Clock::time_point now);
+  void pass_on(int sig);  // QUIT, USR1, USR2 (HUP too where it is --notice-signal)
 
   const RunOptions& options_;
   const std::vector<std::unique_ptr<RankLog>>& log_files_;

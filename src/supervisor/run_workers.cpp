@@ -100,6 +100,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       if (on_restart) on_restart(outcome, used);
       continue;
     }
+    if (outcome.notice) break;  // the node goes away: no restart
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
     if (!failed || outcome.stop_requested || outcome.stopped || used >= options.max_restarts) break;
     if (on_restart) on_restart(outcome, used + 1);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "notice/notice.hpp"
 #include "supervisor/hang_report.hpp"
 #include "supervisor/job_failure.hpp"
 #include "supervisor/job_stop.hpp"
@@ -20,6 +21,7 @@
 namespace aml {
 
 class PeerLink;
+class NoticeDesk;
 
 struct WorkerLaunch {
   int rank = -1;
@@ -57,6 +59,8 @@ struct RunOptions {
   // The report so far, said at once where a stop comes while the workers are being stopped
   // for a failure or a hang: its sender may SIGKILL the launcher next (mpirun does).
   std::function<std::string(const RunOutcome&)> report_at_once;
+  // Notices of the job's end (notice_desk.hpp); null: none are listened for.
+  NoticeDesk* notices = nullptr;
 };
 
 struct WorkerExit {
@@ -85,6 +89,10 @@ struct RunOutcome {
   std::vector<WorkerExit> exits;  // every worker of the last round
   bool stop_requested = false;    // TERM or INT told the launcher to stop: nothing may wait
   bool reported_at_once = false;  // the report was said when a stop came during the teardown
+  // A notice ended the job (its workers finished after it, or were stopped at its deadline):
+  // exit kPreemptedExitCode where nothing failed. Never restarted.
+  std::optional<Notice> notice;
+  bool stopped_at_notice_deadline = false;  // the workers were stopped at its deadline
 };
 
 // The workers of one round, as the launch factory gives them.

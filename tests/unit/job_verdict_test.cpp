@@ -8,39 +8,18 @@
 
 #include <deque>
 
+#include "verdict_events.hpp"
+
 namespace aml {
 namespace {
 
 using Clock = JobVerdict::Clock;
 using std::chrono::seconds;
 
-// What the verdict asked for, and the answers the other members give.
-class Recorder : public JobEffects {
- public:
-  void signal_workers(int sig) override { signals.push_back(sig); }
-  std::optional<JobFailure> report_to_peers(const JobFailure& failure) override {
-    reports.push_back(failure);
-    if (first_in_job.empty()) return std::nullopt;
-    auto first = first_in_job.front();
-    first_in_job.pop_front();
-    return first;
-  }
-  std::vector<int> signals;
-  std::vector<JobFailure> reports;
-  std::deque<JobFailure> first_in_job;  // the store's answer to each report
-};
-
-int exited(int code) { return code << 8; }  // a wait status
-int killed_by(int sig) { return sig; }
-
-WorkerExit exit_of(int rank, int status) {
-  WorkerExit e;
-  e.rank = rank;
-  e.local_rank = rank;
-  e.pid = 100 + rank;
-  e.wait_status = status;
-  return e;
-}
+using verdict_events::exit_of;
+using verdict_events::exited;
+using verdict_events::killed_by;
+using verdict_events::Recorder;
 
 JobFailure stop_on_node(int node, int sig) {
   JobFailure f;

@@ -1,0 +1,114 @@
+// The round's decisions when a notice of the job's end comes (issue 55), fed with events, no
+// process: workers that finish after it end the job as preempted, those still running at its
+// deadline less the grace are stopped then (no failure), a real failure stays one.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "notice/notice_desk.hpp"
+#include "supervisor/job_verdict.hpp"
+#include "verdict_events.hpp"
+
+namespace aml::notice_verdict_test {
+namespace {
+
+using Clock = JobVerdict::Clock;
+using std::chrono::seconds;
+
+using verdict_events::exit_of;
+using verdict_events::exited;
+using verdict_events::Recorder;
+
+Notice preempt() {
+  Notice n;
+  n.kind = NoticeKind::preempt;
+  n.source = "azure-scheduled-events";
+  n.event_id = "E1";
+  return n;
+}
+
+struct Fixture {
+  Fixture() : verdict(effects, seconds(25), -1) {
+    verdict.worker_started();
+    verdict.worker_started();
+  }
+  Recorder effects;
+  JobVerdict verdict;
+  Clock::time_point t0 = Clock::now();
+};
+
+TEST(NoticeVerdict, WorkersThatFinishAfterANoticeEndTheJobPreempted) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), f.t0 + seconds(5));
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(0, exited(0)), {}, f.t0 + seconds(1)));
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(1, exited(0)), {}, f.t0 + seconds(2)));
+  const RunOutcome o = f.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, kPreemptedExitCode);
+  ASSERT_TRUE(o.notice);
+  EXPECT_EQ(o.notice->event_id, "E1");
+  EXPECT_FALSE(o.stopped_at_notice_deadline);
+  EXPECT_TRUE(f.effects.signals.empty());
+}
+
+TEST(NoticeVerdict, WorkersStillRunningAtTheDeadlineAreStoppedThenAndThatIsNoFailure) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), f.t0 + seconds(5));
+  ASSERT_TRUE(f.verdict.deadline());
+  EXPECT_EQ(*f.verdict.deadline(), f.t0 + seconds(5));
+  f.verdict.tick(f.t0 + seconds(4));
+  EXPECT_TRUE(f.effects.signals.empty());
+  f.verdict.tick(f.t0 + seconds(5));
+  EXPECT_EQ(f.effects.signals, (std::vector<int>{SIGCONT, SIGTERM}));
+  EXPECT_EQ(*f.verdict.deadline(), f.t0 + seconds(30));  // then the grace, then SIGKILL
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0 + seconds(6)));
+  f.verdict.tick(f.t0 + seconds(30));
+  EXPECT_EQ(f.effects.signals.back(), SIGKILL);
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(1, SIGKILL), {}, f.t0 + seconds(30)));
+  const RunOutcome o = f.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, kPreemptedExitCode);
+  EXPECT_TRUE(o.stopped_at_notice_deadline);
+  EXPECT_FALSE(o.first_failure);
+}
+
+TEST(NoticeVerdict, AWorkerThatDiesOfTheNoticesSignalEndedForTheNotice) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt, SIGUSR1);
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(0, SIGUSR1), {}, f.t0));  // no handler of it
+  EXPECT_FALSE(f.verdict.worker_ended(exit_of(1, exited(0)), {}, f.t0));
+  EXPECT_EQ(f.verdict.final_outcome().exit_code, kPreemptedExitCode);
+  Fixture g;  // without a notice, a death of SIGUSR1 is a failure as ever
+  EXPECT_TRUE(g.verdict.worker_ended(exit_of(0, SIGUSR1), {}, g.t0));
+  EXPECT_EQ(g.verdict.final_outcome().exit_code, 128 + SIGUSR1);
+}
+
+TEST(NoticeVerdict, AFailureAfterTheNoticeIsStillAFailure) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt);
+  EXPECT_FALSE(f.verdict.deadline());  // no time said: no stop of the launcher's own
+  EXPECT_TRUE(f.verdict.worker_ended(exit_of(1, exited(3)), {}, f.t0));
+  EXPECT_EQ(f.verdict.final_outcome().exit_code, 3);
+}
+
+TEST(NoticeVerdict, TheSchedulersTermAfterTheNoticeIsThePreemption) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt);
+  f.verdict.stop_from_outside(SIGTERM, 1, "kubelet", "T", f.t0);
+  f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
+  f.verdict.worker_ended(exit_of(1, exited(0)), {}, f.t0);
+  EXPECT_EQ(f.verdict.final_outcome().exit_code, kPreemptedExitCode);
+}
+
+TEST(NoticeVerdict, AFreezeEndsNothing) {
+  Fixture f;
+  Notice freeze = preempt();
+  freeze.kind = NoticeKind::freeze;
+  f.verdict.notice_heard(freeze, f.t0);
+  f.verdict.tick(f.t0 + seconds(10));
+  EXPECT_TRUE(f.effects.signals.empty());
+  f.verdict.worker_ended(exit_of(0, exited(0)), {}, f.t0);
+  f.verdict.worker_ended(exit_of(1, exited(0)), {}, f.t0);
+  EXPECT_EQ(f.verdict.final_outcome().exit_code, 0);
+  EXPECT_FALSE(f.verdict.final_outcome().notice);
+}
+
+}  // namespace
+}  // namespace aml::notice_verdict_test
