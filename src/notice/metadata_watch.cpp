@@ -160,8 +160,8 @@ void MetadataWatch::complain(Source& source, const std::string& what) {
 }
 
 void MetadataWatch::finish_request(Source& source, Clock::time_point now) {
+  // Done: its socket is closed, and with it gone from the epoll set.
   std::unique_ptr<HttpGet> request = std::move(source.request);
-  if (request->fd() >= 0) epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, request->fd(), nullptr);
   source.next_at = now + options_.interval;
   const auto& result = request->result();
   if (!result) {
@@ -222,12 +222,8 @@ void MetadataWatch::finish_request(Source& source, Clock::time_point now) {
     }
   }
   source.complaint.clear();
-  for (Notice& notice : notices) {
-    const std::string key =
-        notice.source + "\n" + notice.event_id + "\n" + std::string(to_string(notice.kind));
-    if (!seen_.insert(key).second) continue;
-    heard_(std::move(notice));
-  }
+  // A poll sees an event again until it happens: the desk hears each once.
+  for (Notice& notice : notices) heard_(std::move(notice));
 }
 
 }  // namespace aml

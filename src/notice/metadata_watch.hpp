@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -36,7 +35,7 @@ struct MetadataWatchOptions {
 class MetadataWatch {
  public:
   using Clock = std::chrono::steady_clock;
-  // `heard`: a new notice of this node (each event once); `say`: a line for people.
+  // `heard`: each notice of this node, at every poll that shows it; `say`: a line for people.
   MetadataWatch(MetadataWatchOptions options, std::function<void(Notice)> heard,
                 std::function<void(const std::string&)> say);
   ~MetadataWatch();
@@ -60,7 +59,6 @@ class MetadataWatch {
   std::function<void(const std::string&)> say_;
   UniqueFd epoll_;
   std::vector<std::unique_ptr<Source>> sources_;
-  std::set<std::string> seen_;  // source + event id of what was heard
 };
 
 }  // namespace aml

@@ -38,8 +38,6 @@ void NoticeDesk::signal_came(int sig) {
   hear(std::move(notice));
 }
 
-void NoticeDesk::heard_elsewhere(Notice notice) { hear(std::move(notice)); }
-
 void NoticeDesk::hear(Notice notice) {
   if (notice.node_rank < 0) {
     notice.node_rank = settings_.node_rank;
@@ -50,25 +48,25 @@ void NoticeDesk::hear(Notice notice) {
                           std::to_string(notice.node_rank);
   if (std::find(heard_keys_.begin(), heard_keys_.end(), key) != heard_keys_.end()) return;
   heard_keys_.push_back(key);
-  // A freeze is the launchers' business alone: a worker that saves and exits on the notice
-  // would end the job for a pause of seconds.
-  if (notice.ends_the_job() && !ending_ && !settings_.file.empty()) {
+  // The file holds the first notice that ends the job. A freeze is the launchers' business
+  // alone: a worker that saves and exits on the notice would end the job for a pause.
+  if (notice.ends_the_job() && !ending_) {
     ending_ = notice;
-    const Notice& shown = *ending_;
-    nlohmann::json document = notice_json(shown);
-    const auto left = shown.deadline ? std::chrono::duration_cast<std::chrono::seconds>(
-                                           *shown.deadline - Notice::SystemClock::now())
-                                           .count()
-                                     : 0;
-    document["seconds_left"] =
-        shown.deadline ? nlohmann::json(std::max<long long>(0, left)) : nlohmann::json(nullptr);
-    if (!replace_file(settings_.file, document.dump(2) + "\n")) {
-      say_("warning: notices: could not write " + settings_.file + " (AML_LAUNCH_NOTICE_FILE)");
-    }
-  } else if (notice.ends_the_job() && !ending_) {
-    ending_ = notice;
+    if (!settings_.file.empty()) write_file(*ending_);
   }
   new_.push_back(std::move(notice));
+}
+
+void NoticeDesk::write_file(const Notice& notice) {
+  nlohmann::json document = notice_json(notice);
+  document["seconds_left"] = nullptr;
+  if (notice.deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::seconds>(*notice.deadline -
+                                                                       Notice::SystemClock::now());
+    document["seconds_left"] = std::max<long long>(0, left.count());
+  }
+  if (!replace_file(settings_.file, document.dump(2) + "\n"))
+    say_("warning: notices: could not write " + settings_.file + " (AML_LAUNCH_NOTICE_FILE)");
 }
 
 std::vector<Notice> NoticeDesk::take_new() { return std::exchange(new_, {}); }

@@ -1,8 +1,8 @@
 // This node's notices of the job's end (issue 55), from wherever they come: the platform's
-// metadata service (metadata_watch.hpp), a signal to the launcher (--notice-signal), another
-// node. The desk hears each once, writes it where the workers read it
-// (AML_LAUNCH_NOTICE_FILE, replaced whole) and hands it to the round, which tells the workers
-// and the verdict. It lives as long as the launch: rounds come and go, what was heard stays.
+// metadata service (metadata_watch.hpp) or a signal to the launcher (--notice-signal). The desk
+// hears each once, writes it where the workers read it (AML_LAUNCH_NOTICE_FILE, replaced whole) and
+// hands it to the round, which tells the workers and the verdict. It lives as long as the launch:
+// rounds come and go, what was heard stays.
 #pragma once
 
 #include <chrono>
@@ -47,8 +47,6 @@ class NoticeDesk {
 
   // --notice-signal came to this launcher.
   void signal_came(int sig);
-  // What another node heard (each once: a node's own notice comes back from the others).
-  void heard_elsewhere(Notice notice);
   // The notices heard since the last call, in order, each already in the file.
   std::vector<Notice> take_new();
   // The first notice that ends the job (all but a freeze).
@@ -56,6 +54,7 @@ class NoticeDesk {
 
  private:
   void hear(Notice notice);
+  void write_file(const Notice& notice);  // replaced whole: a reader sees all of it or none
 
   NoticeSettings settings_;
   std::function<void(const std::string&)> say_;

@@ -1,7 +1,6 @@
 // The round's part in notices of the job's end (issue 55): the desk's descriptor in the loop,
 // the notice signal, and each new notice told to the workers and the verdict.
 #include <sys/epoll.h>
-#include <unistd.h>
 
 #include "notice/notice_desk.hpp"
 #include "supervisor/exit_status.hpp"
