@@ -236,7 +236,8 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "Events: Preempt, Terminate, Reboot, Redeploy, Freeze), AWS (spot instance-action) or GCP "
    "(preempted), asked every second (AML_LAUNCH_METADATA_URL names another service); auto, the "
    "platform the job runs on (Azure ML, SageMaker, Vertex AI), none elsewhere. A notice reaches "
-   "every worker at once (--notice-to-workers, AML_LAUNCH_NOTICE_FILE, aml_launch.notice()); "
+   "every worker of every node at once (--notice-to-workers, AML_LAUNCH_NOTICE_FILE, "
+   "aml_launch.notice()); "
    "workers that then exit 0 end the job as preempted (exit 200)",
    T::none, "", "auto none azure aws gcp"},
   {notice_signal, "--notice-signal", Takes::value, "SIGNAL", "", false, "",

@@ -108,8 +108,9 @@ MKL_NUM_THREADS too), UCX_NET_DEVICES for an MPI job with --bind (the nearest RD
 PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_SOCKET_IFNAME
 (the interface whose route reaches MASTER_ADDR) when unset, with --hang-timeout
 AML_LAUNCH_PROGRESS_FD (the page aml::progress() and aml_launch.progress() count into),
-AML_LAUNCH_NOTICE_FILE (where a notice of the job's end is written when one comes, as
-aml::notice() and aml_launch.notice() read it; no file until then),
+AML_LAUNCH_NOTICE_FILE where a notice can come (a platform asked, or --notice-signal: where a
+notice of the job's end is written when one comes, on any node, as aml::notice() and
+aml_launch.notice() read it; no file until then),
 PYTHONFAULTHANDLER=1 and PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE,
 TORCH_NCCL_DUMP_ON_TIMEOUT, TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
 when unset, with --framework tensorflow a TF_CONFIG naming every worker, and with

@@ -140,6 +140,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.serve_workers_store = plan.worker_store.by_launcher;
   group.relay_asked = plan.worker_store.relay;
   group.jax_coordinator = plan.jax.has_value();
+  group.watch_notices = !plan.notices.sources.empty() || !plan.notices.signal.empty();
   group.rdzv_timeout =
       std::chrono::milliseconds(static_cast<long long>(options.rdzv_timeout_seconds * 1000));
   group.node_timeout =

@@ -71,6 +71,8 @@ Result<NoticeSettings> notice_settings(const Options& options, const Env& env, i
     if (!host.empty()) watch.vm_names.push_back(host);
     settings.metadata = std::move(watch);
   }
+  // Where no notice can come, the workers get no file to look for (and the spawn no variable).
+  if (!settings.metadata && settings.launcher_signal == 0) return settings;
   const auto tmp = env.find("TMPDIR");
   const std::string dir = tmp != env.end() && !tmp->second.empty() ? tmp->second : "/tmp";
   settings.file = dir + "/aml-launch-notice-" + std::to_string(getpid()) + ".json";

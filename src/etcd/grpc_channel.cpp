@@ -16,9 +16,9 @@ namespace {
 // An answer's window: etcd's answers (a range of a thousand keys) arrive without waiting on
 // window updates.
 constexpr std::int32_t kWindow = 16 << 20;
-constexpr std::size_t kMaxAnswer = 64u << 20;
+constexpr std::size_t kMaxGrpcAnswer = 64u << 20;
 
-Result<h2::Api> load_api() {
+Result<h2::Api> load_h2_api() {
   auto handle = open_library({"etcd gRPC",
                               "libnghttp2 (HTTP/2)",
                               "AML_HTTP2_LIBRARY",
@@ -68,7 +68,7 @@ int on_data(h2::Session*, std::uint8_t, std::int32_t stream, const std::uint8_t*
             std::size_t size, void* user) {
   auto& call = *static_cast<Call*>(user);
   if (stream != call.stream) return 0;
-  if (call.answer.size() + size > kMaxAnswer) return h2::kErrorCallbackFailure;
+  if (call.answer.size() + size > kMaxGrpcAnswer) return h2::kErrorCallbackFailure;
   call.answer.append(reinterpret_cast<const char*>(data), size);
   return 0;
 }
@@ -115,14 +115,14 @@ h2::Header header(std::string_view name, std::string_view value) {
 }  // namespace
 
 std::string GrpcChannel::unavailable() {
-  auto api = load_once<h2::Api>(load_api);
+  auto api = load_once<h2::Api>(load_h2_api);
   return api ? "" : api.error().message();
 }
 
 Result<std::unique_ptr<GrpcChannel>> GrpcChannel::open(const std::string& host, int port,
                                                        Clock::time_point deadline,
                                                        const std::shared_ptr<TlsContext>& tls) {
-  auto api = load_once<h2::Api>(load_api);
+  auto api = load_once<h2::Api>(load_h2_api);
   if (!api) return api.error();
   auto socket = MemberSocket::connect(host, port, deadline, tls, "h2");
   if (!socket) return socket.error();

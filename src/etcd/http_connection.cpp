@@ -7,7 +7,7 @@
 namespace aml::etcd {
 namespace {
 
-constexpr std::size_t kMaxAnswer = 64u << 20;  // a range of thousands of keys stays far below
+constexpr std::size_t kMaxHttpAnswer = 64u << 20;  // a range of thousands of keys stays far below
 
 }  // namespace
 
@@ -46,7 +46,7 @@ Result<bool> HttpConnection::fill(Clock::time_point deadline) {
   }
   if (*n == 0) return false;
   raw_.append(buffer, *n);
-  if (raw_.size() > kMaxAnswer) return failure("an answer below 64 MiB");
+  if (raw_.size() > kMaxHttpAnswer) return failure("an answer below 64 MiB");
   return true;
 }
 

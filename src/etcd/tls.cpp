@@ -59,7 +59,7 @@ constexpr long kTls12 = 0x0303;
 constexpr int kCtrlSetTlsextHostname = 55;
 constexpr int kErrorSsl = 1, kWantRead = 2, kWantWrite = 3, kErrorSyscall = 5, kZeroReturn = 6;
 
-Result<TlsApi> load_api() {
+Result<TlsApi> load_tls_api() {
   auto handle = open_library({"tls",
                               "OpenSSL's libssl",
                               "AML_TLS_LIBRARY",
@@ -126,7 +126,7 @@ bool is_ip_address(const std::string& host) {
 Result<std::shared_ptr<TlsContext>> TlsContext::create(const std::string& ca_file,
                                                        const std::string& cert_file,
                                                        const std::string& key_file) {
-  auto api = load_once<TlsApi>(load_api);
+  auto api = load_once<TlsApi>(load_tls_api);
   if (!api) return api.error();
   const TlsApi& a = **api;
   a.ERR_clear_error();

@@ -12,7 +12,7 @@ NoticeDesk::NoticeDesk(NoticeSettings settings, std::function<void(const std::st
     : settings_(std::move(settings)), say_(std::move(say)) {
   if (settings_.metadata && !settings_.metadata->platforms.empty()) {
     watch_ = std::make_unique<MetadataWatch>(
-        *settings_.metadata, [this](Notice notice) { hear(std::move(notice)); },
+        *settings_.metadata, [this](Notice notice) { hear(std::move(notice), true); },
         [this](const std::string& line) { say_("warning: notices: " + line); });
   }
 }
@@ -35,10 +35,12 @@ void NoticeDesk::signal_came(int sig) {
   notice.source = "signal";
   notice.event_id = signal_name(sig) + "@" + iso8601_utc(Notice::SystemClock::now());
   notice.detail = signal_name(sig) + " to the launcher (--notice-signal)";
-  hear(std::move(notice));
+  hear(std::move(notice), true);
 }
 
-void NoticeDesk::hear(Notice notice) {
+void NoticeDesk::heard_elsewhere(Notice notice) { hear(std::move(notice), false); }
+
+void NoticeDesk::hear(Notice notice, bool here) {
   if (notice.node_rank < 0) {
     notice.node_rank = settings_.node_rank;
     notice.host = settings_.host;
@@ -54,7 +56,7 @@ void NoticeDesk::hear(Notice notice) {
     ending_ = notice;
     if (!settings_.file.empty()) write_file(*ending_);
   }
-  new_.push_back(std::move(notice));
+  new_.push_back({std::move(notice), here});
 }
 
 void NoticeDesk::write_file(const Notice& notice) {
@@ -69,6 +71,6 @@ void NoticeDesk::write_file(const Notice& notice) {
     say_("warning: notices: could not write " + settings_.file + " (AML_LAUNCH_NOTICE_FILE)");
 }
 
-std::vector<Notice> NoticeDesk::take_new() { return std::exchange(new_, {}); }
+std::vector<NoticeDesk::Heard> NoticeDesk::take_new() { return std::exchange(new_, {}); }
 
 }  // namespace aml

@@ -47,20 +47,28 @@ class NoticeDesk {
 
   // --notice-signal came to this launcher.
   void signal_came(int sig);
-  // The notices heard since the last call, in order, each already in the file.
-  std::vector<Notice> take_new();
+  // Another node's notice, passed on by the rendezvous (this node's own, heard back, is
+  // not heard again).
+  void heard_elsewhere(Notice notice);
+  // The notices heard since the last call, in order, each already in the file; `here`: this
+  // node heard it itself, and the other nodes are still to be told.
+  struct Heard {
+    Notice notice;
+    bool here = true;
+  };
+  std::vector<Heard> take_new();
   // The first notice that ends the job (all but a freeze).
   const std::optional<Notice>& ending() const { return ending_; }
 
  private:
-  void hear(Notice notice);
+  void hear(Notice notice, bool here);
   void write_file(const Notice& notice);  // replaced whole: a reader sees all of it or none
 
   NoticeSettings settings_;
   std::function<void(const std::string&)> say_;
   std::unique_ptr<MetadataWatch> watch_;
   std::vector<std::string> heard_keys_;
-  std::vector<Notice> new_;
+  std::vector<Heard> new_;
   std::optional<Notice> ending_;
 };
 

@@ -53,6 +53,9 @@ struct GroupOptions {
   std::shared_ptr<store::TorchDoorway> torch_doorway;
   bool relay_asked = false;      // --worker-store relay: every node's workers through its relay
   bool jax_coordinator = false;  // --framework jax: node 0 picks the coordinator's port
+  // Every node watches the round's notice key (issue 55): this node can hear notices of the
+  // job's end (its platform's, or --notice-signal), and so, as they run alike, can the others.
+  bool watch_notices = false;
   // Who may use it: this host, the addresses node 0's proven launchers came from, and every
   // round's members (NodeGroup::start makes it).
   std::shared_ptr<store::AdmittedHosts> admitted;
@@ -135,6 +138,7 @@ class NodeGroup : public PeerLink {
   PeerNews poll(bool readable) override;
   std::optional<JobFailure> report(const JobFailure& failure) override;
   void local_success() override;
+  void report_notice(const Notice& notice) override;
   int member() const override { return options_.self.node_rank; }
   bool job_quiet(bool this_node_quiet) override;
   void inquiry_begun() override;
@@ -226,6 +230,9 @@ class NodeGroup : public PeerLink {
   std::optional<JobFailure> find_silent_node();  // node 0
   std::optional<JobFailure> beat();              // a follower
   PeerNews hear_abort();                         // the watch connection has an answer
+  PeerNews poll_round(bool readable);            // poll() but the notice
+  void watch_notices();                          // from the round's start, where asked
+  std::optional<Notice> hear_notice();           // its watch has an answer
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
@@ -262,6 +269,9 @@ class NodeGroup : public PeerLink {
   std::unique_ptr<RendezvousClient> control_;  // joins, heartbeats, reports
   Dialer dial_;                                // another connection to the rendezvous
   std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key
+  // Blocked on this round's notice key (GroupOptions::watch_notices): apart from the abort's,
+  // whose wait is also this node's sign of life and ends when it is set.
+  std::unique_ptr<RendezvousClient> notice_watch_;
   // etcd: the connection a waiting launcher waits for its seat on, following the round's
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;

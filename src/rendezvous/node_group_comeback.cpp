@@ -35,6 +35,7 @@ Result<int> NodeGroup::rejoin_store(int round) {
                  " and waits up to --rdzv-timeout " + limit + " for it to come back\n");
   }
   watch_.reset();
+  notice_watch_.reset();
   // A store coming up may refuse a moment (its port taken before it serves): try again until
   // the deadline.
   const auto deadline = Clock::now() + options_.rdzv_timeout;

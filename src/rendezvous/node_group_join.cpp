@@ -150,6 +150,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       return watching.error();
     }
   }
+  watch_notices();
   open_events();
   const auto now = Clock::now();
   next_tick_ = now + beat_interval();

@@ -259,7 +259,16 @@ JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
   return f;
 }
 
+// The notice (node_group_notices.cpp) comes beside whatever else the round has to say.
 PeerNews NodeGroup::poll(bool readable) {
+  std::optional<Notice> notice;
+  if (readable && notice_watch_ && input_waiting(notice_watch_->fd())) notice = hear_notice();
+  PeerNews news = poll_round(readable);
+  news.notice = std::move(notice);
+  return news;
+}
+
+PeerNews NodeGroup::poll_round(bool readable) {
   PeerNews news;
   const auto polled = Clock::now();
   const auto gap = polled - last_poll_;

@@ -30,14 +30,16 @@ void watch_for_input(int epoll, int fd) {
 
 }  // namespace
 
-// The round's descriptor, which the supervisor waits on: the watch's now, the tripwire's once
-// it is armed.
+// The round's descriptor, which the supervisor waits on: the watch's and the notice watch's
+// now, the tripwire's once it is armed.
 void NodeGroup::open_events() {
   events_.reset();
   tripwire_due_ = false;
-  if (!on_etcd() || !watch_) return;
+  if (!watch_ || (!on_etcd() && !notice_watch_)) return;
   events_ = UniqueFd(epoll_create1(EPOLL_CLOEXEC));
   watch_for_input(events_.get(), watch_->fd());
+  if (notice_watch_) watch_for_input(events_.get(), notice_watch_->fd());
+  if (!on_etcd()) return;
   tripwire_due_ = true;
   next_seat_due_ = options_.elastic.has_value();
 }

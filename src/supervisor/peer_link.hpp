@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "notice/notice.hpp"
 #include "supervisor/hang_verdict.hpp"
 #include "supervisor/job_failure.hpp"
 
@@ -13,6 +14,9 @@ namespace aml {
 struct PeerNews {
   std::optional<JobFailure> failure;  // the job must stop because of another node
   bool complete = false;              // every node's workers finished well: the job is done
+  // The job's notice of its end (issue 55), heard by whichever node first: every node tells
+  // its workers. Comes beside the rest, at most once a round.
+  std::optional<Notice> notice;
 };
 
 class PeerLink {
@@ -31,6 +35,9 @@ class PeerLink {
   // Every worker of this node exited 0: the round is over for the job once every node says
   // so (poll() then says complete), and the job fails if another node fails meanwhile.
   virtual void local_success() = 0;
+  // A notice of the job's end that this node heard (its platform's, or --notice-signal): every
+  // node hears it through poll() (this one too); where another node's came first, that one.
+  virtual void report_notice(const Notice& notice) = 0;
   // This launcher's index in the job's group (its node rank; in a per-process launch, its
   // rank): a report heard back from the store may be its own.
   virtual int member() const = 0;

@@ -206,7 +206,9 @@ std::optional<JobFailure> Round::report_to_peers(const JobFailure& failure) {
 void Round::hear_peers(Clock::time_point now) {
   const bool readable = peers_readable_;
   peers_readable_ = false;
-  verdict_.peer_news(options_.peers->poll(readable), now);
+  PeerNews news = options_.peers->poll(readable);
+  if (news.notice && options_.notices) options_.notices->heard_elsewhere(std::move(*news.notice));
+  verdict_.peer_news(news, now);
   // The link has said its last word: a closed socket would keep waking the loop.
   if (verdict_.peers_done() && options_.peers->fd() >= 0) reactor_.remove(options_.peers->fd());
 }

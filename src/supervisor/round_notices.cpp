@@ -1,5 +1,5 @@
 // The round's part in notices of the job's end (issue 55): the desk's descriptor in the loop,
-// the notice signal, and each new notice told to the workers and the verdict.
+// the notice signal, and each new notice told to the workers, the verdict and the other nodes.
 #include <sys/epoll.h>
 
 #include "notice/notice_desk.hpp"
@@ -26,7 +26,7 @@ void Round::hear_notices(Clock::time_point now) {
   NoticeDesk* desk = options_.notices;
   if (desk == nullptr) return;
   desk->tick(now);
-  for (const Notice& notice : desk->take_new()) {
+  for (const auto& [notice, here] : desk->take_new()) {
     // A freeze is not the workers' business (notice_desk.cpp).
     const int sig = notice.ends_the_job() ? desk->settings().to_workers : 0;
     if (sig != 0 && !verdict_.tearing_down()) workers_.signal_all(sig);
@@ -50,6 +50,8 @@ void Round::hear_notices(Clock::time_point now) {
                 " s get SIGTERM (the deadline less --term-timeout)";
       }
       verdict_.notice_heard(notice, stop_at, sig);
+      // The other nodes' workers are told too; the one the job heard first comes back.
+      if (here && listening()) options_.peers->report_notice(notice);
     } else {
       line += ": the job rides it out";
     }

@@ -8,10 +8,13 @@ usage: fake_metadata.py PORT_FILE SCENARIO VM [AFTER_S] [AHEAD_S]
   AFTER_S    the event appears this long after the start (1)
   AHEAD_S    its NotBefore / time this far ahead of when it appears (30)
 Each answer that first carries the event writes its time (time.time()) to PORT_FILE.event.
+With EVENT_AFTER_FILES (paths, space-separated), the event also waits until they all exist (the
+workers are up), and its time ahead counts from when it appears.
 """
 import email.utils
 import http.server
 import json
+import os
 import sys
 import threading
 import time
@@ -21,10 +24,20 @@ after = float(sys.argv[4]) if len(sys.argv) > 4 else 1.0
 ahead = float(sys.argv[5]) if len(sys.argv) > 5 else 30.0
 start = time.time()
 told = threading.Event()
+after_files = os.environ.get("EVENT_AFTER_FILES", "").split()
+appeared = []  # when the event first was due
 
 
 def event_due():
-    return time.time() - start >= after
+    if time.time() - start < after or not all(os.path.exists(p) for p in after_files):
+        return False
+    if not appeared:
+        appeared.append(time.time())
+    return True
+
+
+def event_time():
+    return appeared[0] if appeared else start + after
 
 
 def mark_told():
@@ -71,7 +84,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             events.append({"EventId": "602d9444-d2cd-49c7-8624-8643e7171297",
                            "EventStatus": "Scheduled", "EventType": kind,
                            "ResourceType": "VirtualMachine", "Resources": [who],
-                           "NotBefore": email.utils.formatdate(start + after + ahead, usegmt=True),
+                           "NotBefore": email.utils.formatdate(event_time() + ahead, usegmt=True),
                            "DurationInSeconds": 5 if kind == "Freeze" else -1,
                            "Description": "Virtual machine is being preempted.",
                            "EventSource": "Platform"})
@@ -88,7 +101,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.answer(401, "")
             if not event_due():
                 return self.answer(404, "")
-            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(start + after + ahead))
+            when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(event_time() + ahead))
             self.answer(200, json.dumps({"action": "terminate", "time": when}))
             return mark_told()
         if scenario == "gcp":
@@ -110,6 +123,5 @@ server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True
 with open(port_file + ".part", "w") as f:
     f.write(str(server.server_address[1]))
-import os
 os.rename(port_file + ".part", port_file)
 server.serve_forever()

@@ -15,7 +15,9 @@
 #   --bind asks: the placement leaves a scheduler's binding alone;
 # - munge (AML_MUNGE_SOCKET: the test's munged): with no secret configured the ranks' launchers
 #   authenticate with munge credentials; a stranger with a credential of the job's user is
-#   admitted, one with another UID's (nobody's) refused, and the job runs to its end.
+#   admitted, one with another UID's (nobody's) refused, and the job runs to its end;
+# - srun --signal=USR1@N before the time limit, with --notice-signal USR1: a notice of the job's
+#   end that every worker reads; the job ends preempted (exit 200).
 # usage: slurm_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -132,6 +134,25 @@ for rank in range(4):
     assert s["exit_code"] == 9 and s["first_failure"]["rank"] == 1, s
     assert s["first_failure"]["stderr_tail"] == ["task one gives up"], s' "$W"
 check "srun -n 4, task 1 exits 9: nothing is left" [ "$(left fail)" = 0 ]
+
+# --- Slurm's warning before the time limit (srun -t 1 --signal=USR1@60: at slurmctld's next
+# look at the time limits): every task's launcher takes it as a notice (--notice-signal USR1),
+# every worker is told and exits 0 after reading it, and the job ends preempted (200).
+rm -f "$W"/up.* "$W"/got.*
+t0=$(date +%s)
+env W="$W" MARK="aml-slurm-$$-notice" NOTICE_RUN_S=50 srun -N1 -n2 --overcommit -t 1 \
+  --signal=USR1@60 -J aml-notice "$BIN" --notice-signal USR1 --summary-file "$W/notice.{rank}.json" \
+  -- /usr/bin/python3 "$(dirname "$0")/../blackbox/notice_worker.py" \
+  "$(dirname "$0")/../../python/aml_launch/_notice.py" >"$W/notice.out" 2>"$W/notice.err"
+status=$?
+check "srun --signal=USR1@60: both workers read the notice, srun returns 200 ($status, after $(($(date +%s) - t0)) s)" \
+  bash -c "[ $status = 200 ] && grep -q '^signal signal ' '$W/got.0' && grep -q '^signal signal ' '$W/got.1'" ||
+  { cat "$W/notice.err" "$W/notice.out"; }
+check "srun --signal=USR1@60: each task's summary names the signal's notice" python3 -c '
+import json, sys
+for rank in (0, 1):
+    s = json.load(open(f"{sys.argv[1]}/notice.{rank}.json"))
+    assert s["exit_code"] == 200 and s["notice"]["kind"] == "signal" and s["notice"]["preempted"], s' "$W"
 
 # --- scancel: a stop of every task, not a failure.
 job stop 'touch "$W/up.$RANK"; exec sleep 300'

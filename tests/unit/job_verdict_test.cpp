@@ -132,7 +132,7 @@ TEST(JobVerdict, AStopDuringAFailuresTeardownSendsNoSecondTerm) {
   // grace they had and get no second TERM.
   Round r(/*member=*/2);
   r.effects.first_in_job.push_back(failure_on_node(3, 3, 9));
-  r.verdict.peer_news({failure_on_node(3, 3, 9), false}, r.t0);
+  r.verdict.peer_news({failure_on_node(3, 3, 9), false, {}}, r.t0);
   EXPECT_EQ(r.effects.signals, (std::vector<int>{SIGCONT, SIGTERM}));
   r.verdict.stop_from_outside(SIGTERM, 77, "mpirun", "T", r.t0 + seconds(1));
   EXPECT_EQ(r.effects.signals, (std::vector<int>{SIGCONT, SIGTERM}));
@@ -178,7 +178,7 @@ TEST(JobVerdict, TheGuardianKilledDuringAStopIsNamedInIt) {
 
 TEST(JobVerdict, AnotherNodesStopIsTheOneNamedWhenBothAreStopped) {
   Round r(/*member=*/1);
-  r.verdict.peer_news({stop_on_node(0, SIGTERM), false}, r.t0);
+  r.verdict.peer_news({stop_on_node(0, SIGTERM), false, {}}, r.t0);
   EXPECT_EQ(r.effects.signals, (std::vector<int>{SIGCONT, SIGTERM}));
   // Slurm's TERM reaches this node too, a moment later: the first stays named, no escalation.
   r.verdict.stop_from_outside(SIGTERM, 1, "slurmstepd", "T", r.t0);
@@ -209,7 +209,7 @@ TEST(JobVerdict, AStopFromAnotherNodeDuringAFailureKeepsTheFailure) {
       exit_of(1, exited(5)), [] { return std::vector<std::string>{"boom"}; }, r.t0);
   ASSERT_EQ(r.effects.reports.size(), 1u);
   EXPECT_EQ(r.effects.reports[0].stderr_tail, std::vector<std::string>{"boom"});
-  r.verdict.peer_news({stop_on_node(1, SIGINT), false}, r.t0);
+  r.verdict.peer_news({stop_on_node(1, SIGINT), false, {}}, r.t0);
   RunOutcome o = r.verdict.final_outcome();
   EXPECT_EQ(o.exit_code, 5);
   EXPECT_FALSE(o.stopped);
@@ -229,7 +229,7 @@ TEST(JobVerdict, AnotherNodesFailureReportedFirstIsTheJobsOwn) {
 TEST(JobVerdict, OwnFailureHeardBackChangesNothing) {
   Round r(/*member=*/1);
   r.verdict.worker_ended(exit_of(2, exited(4)), {}, r.t0);
-  r.verdict.peer_news({failure_on_node(1, 2, 4), false}, r.t0);
+  r.verdict.peer_news({failure_on_node(1, 2, 4), false, {}}, r.t0);
   RunOutcome o = r.verdict.final_outcome();
   EXPECT_FALSE(o.remote_failure);
   EXPECT_EQ(o.exit_code, 4);
@@ -294,12 +294,12 @@ TEST(JobVerdict, AStopWhileTheRanksAreLookedAtIsAStop) {
 TEST(JobVerdict, AnotherNodesFailureWhileLookingIsTheJobsButNotOnceCommitted) {
   Round looking(/*member=*/0);
   looking.verdict.hang_phase(HangPhase::looking);
-  looking.verdict.peer_news({failure_on_node(1, 3, 6), false}, looking.t0);
+  looking.verdict.peer_news({failure_on_node(1, 3, 6), false, {}}, looking.t0);
   EXPECT_EQ(looking.verdict.final_outcome().exit_code, 6);
 
   Round committed(/*member=*/0);
   committed.verdict.hang_phase(HangPhase::committed);
-  committed.verdict.peer_news({failure_on_node(1, 3, 6), false}, committed.t0);
+  committed.verdict.peer_news({failure_on_node(1, 3, 6), false, {}}, committed.t0);
   EXPECT_FALSE(committed.verdict.final_outcome().remote_failure);
   EXPECT_FALSE(committed.verdict.tearing_down());
 }
@@ -309,7 +309,7 @@ TEST(JobVerdict, ANodeWaitsForItsPeersOnlyAfterAllWentWell) {
   r.verdict.worker_ended(exit_of(0, exited(0)), {}, r.t0);
   r.verdict.worker_ended(exit_of(1, exited(0)), {}, r.t0);
   EXPECT_TRUE(r.verdict.waiting_for_peers());
-  r.verdict.peer_news({std::nullopt, true}, r.t0);  // every node finished
+  r.verdict.peer_news({std::nullopt, true, {}}, r.t0);  // every node finished
   EXPECT_FALSE(r.verdict.waiting_for_peers());
   EXPECT_EQ(r.verdict.final_outcome().exit_code, 0);
 }
