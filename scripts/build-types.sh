@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # The builds a user types, each as `cmake -S . -B DIR -DCMAKE_BUILD_TYPE=T && cmake --build DIR`
 # (the default generator), where scripts/test.sh's own builds do not cover them: gcc Release
-# (README's build from source) and gcc Debug (no NDEBUG with gcc). The suite's other builds are
-# gcc RelWithDebInfo (the main build, NDEBUG), clang Debug (the sanitizer build) and clang
-# Release (the release: Zig's clang, NDEBUG, for x86_64 and aarch64); MinSizeRel and the other
-# compilers' types compile the same code under the same NDEBUG as these (a build type changes
-# optimisation, not what compiles): built on request (scripts/build-types.sh clang-Release
-# gcc-MinSizeRel clang-RelWithDebInfo), not by the suite, to keep it under 30 minutes. Each is
+# (README's build from source). The suite's other builds are gcc RelWithDebInfo (the main
+# build, NDEBUG), clang Debug (the sanitizer build: no NDEBUG, every assert compiled) and clang
+# Release (the release: Zig's clang, NDEBUG, for x86_64 and aarch64); Debug with gcc, MinSizeRel
+# and the other compilers' types compile the same code under the same NDEBUG or its absence as
+# these (a build type changes optimisation, not what compiles): built on request
+# (scripts/build-types.sh gcc-Debug clang-Release gcc-MinSizeRel ...), not by the suite, to
+# keep it under 30 minutes. Each is
 # built as far as its check needs: what a user installs and links (the launcher,
 # aml-preflight, the libraries, the examples), without the tests and benchmarks
 # (-DAML_BUILD_TESTS=OFF -DAML_BUILD_BENCHMARKS=OFF: two thirds of the compile, already built
 # twice), into build-types/ (removed afterwards), through ccache where it is installed (a second
 # run of the suite compiles nothing again). A user's build must not treat warnings as errors:
 # checked in each configuration's compile commands.
-# usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: the two)
+# usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: gcc-Release)
 set -eu
 cd "$(dirname "$0")/.."
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(gcc-Release gcc-Debug)
+[ ${#configs[@]} -gt 0 ] || configs=(gcc-Release)
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

@@ -5,8 +5,11 @@
 #     test but those that load the rank library into python3 (an ASan library cannot be loaded
 #     there), the style check, the packaging tests (their consumer is built by gcc), the release
 #     tests and the container test (they test the release artifacts), the client frameworks
-#     (they test the launcher's environment, not its memory safety) and the docs' tests (their
-#     Python loads the rank library)
+#     (they test the launcher's environment, not its memory safety), the docs' tests (their
+#     Python loads the rank library), and the tests whose time is another program's, on paths
+#     of the launcher's that other tests here take: JAX's (Python and XLA), the scheduler
+#     examples' (Python), a real Slurm's daemons, and 256 launchers at once (the stage's one
+#     scale test would hold the machine alone: the 3-node and elastic tests cover the same code)
 #  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
 #     (reported as skipped where there is no GPU), then every other test, the client frameworks
 #     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64),
@@ -17,9 +20,10 @@
 #     the main build, and beside it the libFuzzer targets, a fixed number of inputs each
 #     (environment parsers, store frames, the store's handshake with a real server and a job
 #     secret, console tagging, etcd's gRPC messages, torch's wire, the relay's); then the
-#     release build (for step 2's release tests); once it is done, the builds a user types that
-#     the suite's own do not cover (gcc Release and Debug; the release is clang's Release;
-#     scripts/build-types.sh: warnings are errors only in this script's own builds)
+#     release build (for step 2's release tests); once it is done, the build a user types that
+#     the suite's own do not cover (gcc Release; the release is clang's Release, the sanitizer
+#     build clang's Debug; scripts/build-types.sh: warnings are errors only in this script's own
+#     builds)
 # Each stage's time is printed at the end (and at a failure, up to it); the last line counts
 # every test of every ctest run.
 set -eu
@@ -147,7 +151,7 @@ stage "sanitizer tests"
 # The elastic suite under etcd and the lease's fault suite run once, in the main stage: here
 # etcd's code is covered by its own suite (launcher.etcd_rendezvous) and the elastic suite on
 # node 0's store.
-(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd|lease_faults')
+(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd|lease_faults|launcher\.jax$|examples\.schedulers|cluster\.slurm|cluster\.scale_256')
 
 stage "waiting for the main build"
 wait_for "main build (gcc)"
