@@ -282,7 +282,12 @@ Result<Agreement> NodeGroup::lead_round() {
   }
   std::string error;
   if (static_cast<int>(present.size()) < nnodes) {
-    error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
+    // An elastic round's wait was --node-timeout (above): say the one it was.
+    error = (options_.elastic ? "every node seated in it to join within --node-timeout " +
+                                    seconds_text(options_.node_timeout) +
+                                    " (a seated node that does not come is lost)"
+                              : "every node to join within --rdzv-timeout " +
+                                    seconds_text(options_.rdzv_timeout)) +
             "; " + members_word() + "(s) " + missing_node_ranks(nnodes, present) + " of " +
             std::to_string(nnodes) + " did not";
   } else if (auto problem = disagreement(agreement.nodes)) {

@@ -150,7 +150,7 @@ given_up=3 waited=7500 missing="expected at least 2 nodes within --rdzv-timeout 
 if [ "$BACKEND" = etcd ] && grep -q "for round 4 .*only 1 came" "$WORK/$J.out.0"; then
   given_up=4 missing="expected at least 2 nodes within --rdzv-timeout 8 s for round 4 .*only 1 came"
 elif [ "$BACKEND" != etcd ] && grep -q "round 3 of run .*node rank(s) 1 of 2 did not" "$WORK/$J.out.0"; then
-  waited=4500 missing="round 3 of run .*node rank(s) 1 of 2 did not"
+  waited=4500 missing="round 3 of run .*every node seated in it to join within --node-timeout 5 s .*node rank(s) 1 of 2 did not"
 fi
 check "kubeflow 2:4: one node left: node 0 waits, then fails ($status after $ms ms, at least $waited)" \
   bash -c "[ '$status' = 2 ] && [ $ms -ge $waited ] && [ $ms -lt 20000 ]"
