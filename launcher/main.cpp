@@ -209,6 +209,14 @@ int run(int argc, char** argv) {
                         "round, so a preflight of one round would not check the next"));
   }
 
+  // The notice signal is held from here for the desk to read (its default would end the
+  // launcher): the guardian passes it on, and between rounds it waits (run_workers.cpp).
+  if (notices->launcher_signal != 0) {
+    sigset_t notice_signal;
+    sigemptyset(&notice_signal);
+    sigaddset(&notice_signal, notices->launcher_signal);
+    sigprocmask(SIG_BLOCK, &notice_signal, nullptr);
+  }
   // From here on this process may be the guardian: whatever happens to the supervisor,
   // nothing it started outlives it (supervisor/guardian.hpp).
   if (auto guardian_status = split_off_supervisor()) return *guardian_status;

@@ -154,6 +154,7 @@ class NodeGroup : public PeerLink {
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
 
  private:
+  using Clock = std::chrono::steady_clock;
   using Dialer = RendezvousEngine::Dialer;
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
             std::unique_ptr<RendezvousClient> control, Dialer dial);
@@ -231,8 +232,14 @@ class NodeGroup : public PeerLink {
   std::optional<JobFailure> beat();              // a follower
   PeerNews hear_abort();                         // the watch connection has an answer
   PeerNews poll_round(bool readable);            // poll() but the notice
-  void watch_notices();                          // from the round's start, where asked
-  std::optional<Notice> hear_notice();           // its watch has an answer
+  // Notices across the nodes (node_group_notices.cpp): watched from the round's start, where
+  // asked; each heard in turn; a freeze's allowance, the silence it adds to --node-timeout
+  // for that member's node while it may be paused (none under etcd's leases).
+  void watch_notices();
+  std::string notice_key(int number) const;
+  std::optional<Notice> hear_notice();
+  void allow_freeze(const Notice& freeze);
+  Clock::duration freeze_allowance(int member, Clock::time_point now) const;
   PeerNews finishing_news(std::chrono::steady_clock::time_point now);
   std::optional<JobFailure> stored_failure_or(JobFailure fallback);
   JobFailure lost_node(int node, const std::string& why) const;
@@ -272,6 +279,12 @@ class NodeGroup : public PeerLink {
   // Blocked on this round's notice key (GroupOptions::watch_notices): apart from the abort's,
   // whose wait is also this node's sign of life and ends when it is set.
   std::unique_ptr<RendezvousClient> notice_watch_;
+  int next_notice_ = 0;  // the number of the notice it waits for
+  struct FreezeAllowance {
+    Clock::time_point from, until;  // when the node may be paused
+    Clock::duration length;         // the pause
+  };
+  std::map<int, FreezeAllowance> freezes_;  // by node (the notice's node_rank)
   // etcd: the connection a waiting launcher waits for its seat on, following the round's
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;
@@ -310,7 +323,6 @@ class NodeGroup : public PeerLink {
   std::string inquiry_;         // the number of this node's hang inquiry, as the store counts
   bool hang_declared_ = false;  // some node committed this inquiry: the job is hung
   bool all_done_ = false;       // node 0: every node finished; waiting for them to say goodbye
-  using Clock = std::chrono::steady_clock;
   Clock::time_point next_tick_;
   Clock::time_point goodbye_deadline_;
   Clock::time_point agreed_at_;     // this round's start: silence counts from here

@@ -98,6 +98,12 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
     const int node = std::atoi(name.c_str() + prefix.size());
     auto done = control_->check({node_key("done", node)});
     if (done && *done) continue;
+    // A node that said it will pause (a Freeze) is given the pause too.
+    if (const auto pause = freeze_allowance(node, Clock::now()); pause > Clock::duration::zero()) {
+      auto longer =
+          control_->silent(options_.node_timeout + std::chrono::duration_cast<milliseconds>(pause));
+      if (longer && std::find(longer->begin(), longer->end(), name) == longer->end()) continue;
+    }
     const std::string limit = seconds_text(options_.node_timeout);
     return stored_failure_or(lost_node(node, "no heartbeat for over " + limit +
                                                  " (--node-timeout " + limit +
@@ -132,7 +138,8 @@ std::optional<JobFailure> NodeGroup::beat() {
     // (its timeout): node 0's launcher is stopped or starved, or its host cut off (unless this
     // node was).
     const auto due = last_answer_ + watch_interval() + kLateAnswer;
-    if (last_contact_ - due >= options_.node_timeout && own_pause_ < options_.node_timeout) {
+    if (last_contact_ - due >= options_.node_timeout + freeze_allowance(0, last_contact_) &&
+        own_pause_ < options_.node_timeout) {
       const std::string limit = seconds_text(options_.node_timeout);
       return lost_node(0, "its store did not answer for over " + limit + " (--node-timeout " +
                               limit + "): paused, hung, starved or cut off");
@@ -279,7 +286,7 @@ PeerNews NodeGroup::poll_round(bool readable) {
     ~PollEnd() { at = Clock::now(); }
   } poll_end{last_poll_};
   const bool leader = options_.self.node_rank == 0;
-  if (leader && gap >= options_.node_timeout) {
+  if (leader && gap >= options_.node_timeout + freeze_allowance(0, polled)) {
     // Node 0 waits on nothing remote: a gap this long is its own (a paused VM), and the other
     // nodes have counted it lost meanwhile. Launchers that its store found gone when it ran
     // again left because of that silence: it names itself, not them.

@@ -50,12 +50,12 @@ void Round::hear_notices(Clock::time_point now) {
                 " s get SIGTERM (the deadline less --term-timeout)";
       }
       verdict_.notice_heard(notice, stop_at, sig);
-      // The other nodes' workers are told too; the one the job heard first comes back.
-      if (here && listening()) options_.peers->report_notice(notice);
     } else {
       line += ": the job rides it out";
     }
     consoles_.err.write(line + "\n");
+    // Every node hears it: the others' workers are told of an end, and a pause is waited for.
+    if (here && listening()) options_.peers->report_notice(notice);
   }
 }
 

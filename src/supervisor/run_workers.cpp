@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "notice/notice_desk.hpp"
 #include "supervisor/guardian.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/round.hpp"
@@ -46,6 +47,11 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   for (int sig : kStopSignals) signal(sig, SIG_DFL);
   sigset_t original_mask;
   sigprocmask(SIG_BLOCK, &handled, &original_mask);
+  // The workers' mask: the original, less the notice signal, which the launcher holds from
+  // its start (launcher/main.cpp) so that one between rounds waits for the next.
+  sigset_t workers_mask = original_mask;
+  if (options.notices && options.notices->settings().launcher_signal != 0)
+    sigdelset(&workers_mask, options.notices->settings().launcher_signal);
   UniqueFd signal_fd(signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
   // Orphaned grandchildren are re-parented to us, so that we reap them (as PID 1 anyway).
   if (getpid() != 1) prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -91,7 +97,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       }
       if (outcome.start_error) break;
     }
-    Round round(options, original_mask, signal_fd.get(), log_files, consoles);
+    Round round(options, workers_mask, signal_fd.get(), log_files, consoles);
     outcome = round.run(std::move(round_launches));
     outcome.restarts = used;
     const bool regroup = outcome.remote_failure && outcome.remote_failure->regroup &&

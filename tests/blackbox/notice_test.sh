@@ -118,7 +118,8 @@ check "workers that ignore it are stopped at the deadline less --term-timeout (e
 
 # 7. --notice-signal, AWS, GCP.
 reserve_port PORT
-( for _ in $(seq 100); do [ -e "$WORK/up.0" ] && [ -e "$WORK/up.1" ] && break; sleep 0.05; done
+rm -f "$WORK"/up.*  # the last job's: the signal goes once this one's workers are up
+( for _ in $(seq 1200); do [ -e "$WORK/up.0" ] && [ -e "$WORK/up.1" ] && break; sleep 0.05; done
   # The launcher's two processes (its guardian and its supervisor), as a scheduler's signal to
   # the task's process group reaches both: one notice.
   for p in $(pgrep -f -- "--summary-file $WORK/signal.json"); do
