@@ -53,8 +53,8 @@ struct GroupOptions {
   std::shared_ptr<store::TorchDoorway> torch_doorway;
   bool relay_asked = false;      // --worker-store relay: every node's workers through its relay
   bool jax_coordinator = false;  // --framework jax: node 0 picks the coordinator's port
-  // Every node watches the round's notice key (issue 55): this node can hear notices of the
-  // job's end (its platform's, or --notice-signal), and so, as they run alike, can the others.
+  // Every node watches the round's notices (issue 55): this node can hear notices of the job's
+  // end (its platform's, or --notice-signal), and so, as they run alike, can the others.
   bool watch_notices = false;
   // Who may use it: this host, the addresses node 0's proven launchers came from, and every
   // round's members (NodeGroup::start makes it).
@@ -276,8 +276,8 @@ class NodeGroup : public PeerLink {
   std::unique_ptr<RendezvousClient> control_;  // joins, heartbeats, reports
   Dialer dial_;                                // another connection to the rendezvous
   std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key
-  // Blocked on this round's notice key (GroupOptions::watch_notices): apart from the abort's,
-  // whose wait is also this node's sign of life and ends when it is set.
+  // Blocked on the key of this round's next notice (GroupOptions::watch_notices): apart from
+  // the abort's, whose wait is also this node's sign of life and ends when it is set.
   std::unique_ptr<RendezvousClient> notice_watch_;
   int next_notice_ = 0;  // the number of the notice it waits for
   struct FreezeAllowance {
