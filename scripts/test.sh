@@ -8,19 +8,22 @@
 #     (they test the launcher's environment, not its memory safety), the docs' tests (their
 #     Python loads the rank library), and the tests whose time is another program's, on paths
 #     of the launcher's that other tests here take: JAX's (Python and XLA), the scheduler
-#     examples' (Python), a real Slurm's daemons, and 256 launchers at once (the stage's one
-#     scale test would hold the machine alone: the 3-node and elastic tests cover the same code)
+#     examples' (Python), a real Slurm's daemons, 256 launchers at once (the stage's one scale
+#     test would hold the machine alone: the 3-node and elastic tests cover the same code), and
+#     the 3-node torch jobs under each scheduler's variables (torch's time; the hostile clients
+#     are launcher.store_hostile's, the losses launcher.node_liveness's and elastic's)
 #  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
 #     (reported as skipped where there is no GPU), then every other test, the client frameworks
 #     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64),
-#     the newcomers' walks through the docs among them (they take the release's binaries), and
-#     README's pip install . from a fresh tree (a build of its own, once the release's is done)
+#     the newcomers' walks through the docs among them (they take the release's binaries)
 #  3. beside the tests, at idle priority (they take only the CPU the tests leave, so the tests
 #     run as on a quiet machine), in the order the tests need them: during the sanitizer tests
 #     the main build, and beside it the libFuzzer targets, a fixed number of inputs each
 #     (environment parsers, store frames, the store's handshake with a real server and a job
 #     secret, console tagging, etcd's gRPC messages, torch's wire, the relay's); then the
-#     release build (for step 2's release tests); once it is done, the build a user types that
+#     release build (for step 2's release tests) and beside it README's pip install . from a
+#     fresh tree (docs.get_it: a build of its own); once the release build is done, the build a
+#     user types that
 #     the suite's own do not cover (gcc Release; the release is clang's Release, the sanitizer
 #     build clang's Debug; scripts/build-types.sh: warnings are errors only in this script's own
 #     builds)
@@ -151,7 +154,7 @@ stage "sanitizer tests"
 # The elastic suite under etcd and the lease's fault suite run once, in the main stage: here
 # etcd's code is covered by its own suite (launcher.etcd_rendezvous) and the elastic suite on
 # node 0's store.
-(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd|lease_faults|launcher\.jax$|examples\.schedulers|cluster\.slurm|cluster\.scale_256')
+(cd build-san && run_ctest sanitizer -E 'python_ctypes|torch_allreduce|style\.|packaging\.|container\.|release\.|clients\.|docs\.|elastic_etcd|lease_faults|launcher\.jax$|examples\.schedulers|cluster\.slurm|cluster\.scale_256|launcher\.multinode')
 
 stage "waiting for the main build"
 wait_for "main build (gcc)"
@@ -163,6 +166,10 @@ beside "release build (x86_64 and aarch64)" bash -c \
   'scripts/release.sh build/dist 2>&1 | tee "$1.log"; status=${PIPESTATUS[0]}; echo $status >"$1"; exit $status' _ \
   "$AML_RELEASE_BUILT_BY"
 exec {release_lock}>&-  # the build holds it now, until it ends
+# README's pip install . from a fresh tree: a build of its own that needs nothing of the others,
+# beside the release build from here (at the end of the suite, after the release's, it was the
+# release stage's longest test: 200-300 s on the critical path). Its ctest log is counted too.
+beside "ctest-readme-get-it" bash -c 'cd build && ctest -R "^docs\.get_it$" --output-on-failure'
 
 # After the release build: its tests wait for it, these only the suite's end.
 beside "the builds a user types" --after "release build (x86_64 and aarch64)" scripts/build-types.sh
@@ -175,9 +182,10 @@ run_ctest main -LE gpu -E '^(release|container)\.|^docs\.(walk_|get_it)'
 stage "waiting for the release build"
 wait_for "release build (x86_64 and aarch64)"
 stage "the release's tests"
-run_ctest release -R '^(release|container)\.|^docs\.(walk_|get_it)'
+run_ctest release -R '^(release|container)\.|^docs\.walk_'
 cd ..
-stage "waiting for fuzzing and the builds a user types"
+stage "waiting for README's pip install ., fuzzing and the builds a user types"
+wait_for "ctest-readme-get-it"
 wait_for "fuzzing"
 sed 's/^/fuzz: /' "$work/fuzzing.log"
 wait_for "the builds a user types"

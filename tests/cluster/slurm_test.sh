@@ -89,6 +89,17 @@ if [ "$(nproc --all)" -ge 2 ]; then
     cat "$W/bound.dry"
 fi
 
+# --- Slurm's warning before the time limit (srun -t 1 --signal=USR1@60): sent at slurmctld's
+# next look at the time limits, up to 30 s away, so this job runs beside the cases below (one
+# core of the two, as theirs: --overcommit) and is checked further down.
+mkdir -p "$W/notice"
+notice_t0=$(date +%s)
+env W="$W/notice" MARK="aml-slurm-$$-notice" NOTICE_RUN_S=50 srun -N1 -n2 --overcommit -t 1 \
+  --signal=USR1@60 -J aml-notice "$BIN" --notice-signal USR1 --summary-file "$W/notice.{rank}.json" \
+  -- /usr/bin/python3 "$(dirname "$0")/../blackbox/notice_worker.py" \
+  "$(dirname "$0")/../../python/aml_launch/_notice.py" >"$W/notice.out" 2>"$W/notice.err" &
+notice_job=$!
+
 # job NAME WORKER: srun -n 2 of aml-launch in the background, as job NAME; $job its srun.
 job() {
   local name=$1 worker=$2
@@ -134,25 +145,6 @@ for rank in range(4):
     assert s["exit_code"] == 9 and s["first_failure"]["rank"] == 1, s
     assert s["first_failure"]["stderr_tail"] == ["task one gives up"], s' "$W"
 check "srun -n 4, task 1 exits 9: nothing is left" [ "$(left fail)" = 0 ]
-
-# --- Slurm's warning before the time limit (srun -t 1 --signal=USR1@60: at slurmctld's next
-# look at the time limits): every task's launcher takes it as a notice (--notice-signal USR1),
-# every worker is told and exits 0 after reading it, and the job ends preempted (200).
-rm -f "$W"/up.* "$W"/got.*
-t0=$(date +%s)
-env W="$W" MARK="aml-slurm-$$-notice" NOTICE_RUN_S=50 srun -N1 -n2 --overcommit -t 1 \
-  --signal=USR1@60 -J aml-notice "$BIN" --notice-signal USR1 --summary-file "$W/notice.{rank}.json" \
-  -- /usr/bin/python3 "$(dirname "$0")/../blackbox/notice_worker.py" \
-  "$(dirname "$0")/../../python/aml_launch/_notice.py" >"$W/notice.out" 2>"$W/notice.err"
-status=$?
-check "srun --signal=USR1@60: both workers read the notice, srun returns 200 ($status, after $(($(date +%s) - t0)) s)" \
-  bash -c "[ $status = 200 ] && grep -q '^signal signal ' '$W/got.0' && grep -q '^signal signal ' '$W/got.1'" ||
-  { cat "$W/notice.err" "$W/notice.out"; }
-check "srun --signal=USR1@60: each task's summary names the signal's notice" python3 -c '
-import json, sys
-for rank in (0, 1):
-    s = json.load(open(f"{sys.argv[1]}/notice.{rank}.json"))
-    assert s["exit_code"] == 200 and s["notice"]["kind"] == "signal" and s["notice"]["preempted"], s' "$W"
 
 # --- scancel: a stop of every task, not a failure.
 job stop 'touch "$W/up.$RANK"; exec sleep 300'
@@ -305,4 +297,19 @@ check "the munge job runs to its end ($status): both ranks' workers had munge, n
   cat "$W/munge.out" "$W/munge.err"
 check "rank 0's launcher said it refused UID 65534's credential" \
   grep -q "refused a connection from 127.0.0.1: a munge credential of UID 65534" "$W/munge.err"
+
+# --- Slurm's warning before the time limit (started above): every task's launcher took it as
+# a notice (--notice-signal USR1), every worker was told and exited 0 after reading it, and the
+# job ended preempted (200).
+wait "$notice_job"
+status=$?
+check "srun --signal=USR1@60: both workers read the notice, srun returns 200 ($status, after $(($(date +%s) - notice_t0)) s)" \
+  bash -c "[ $status = 200 ] && grep -q '^signal signal ' '$W/notice/got.0' && grep -q '^signal signal ' '$W/notice/got.1'" ||
+  { cat "$W/notice.err" "$W/notice.out"; }
+check "srun --signal=USR1@60: each task's summary names the signal's notice" python3 -c '
+import json, sys
+for rank in (0, 1):
+    s = json.load(open(f"{sys.argv[1]}/notice.{rank}.json"))
+    assert s["exit_code"] == 200 and s["notice"]["kind"] == "signal" and s["notice"]["preempted"], s' "$W"
+
 finish
