@@ -24,20 +24,14 @@ HOSTS=3 # 0 and 1 run the job; 2 holds etcd's member
 WORK=$(mktemp -d)
 MARK="AML_TEST_MARK=$NAME"
 cleanup() {
-  for p in $(grep -l -s -a "$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-    [ "$p" != $$ ] && kill -KILL "$p" 2>/dev/null
-  done
+  kill_marked_processes "$NAME"
   $ETCD down "$WORK/etcd" >/dev/null 2>&1
   "$CLUSTER" down "$NAME" "$HOSTS" >/dev/null 2>&1
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-if ! "$CLUSTER" up "$NAME" "$HOSTS" 2>"$WORK/up.err"; then
-  cat "$WORK/up.err"
-  check "network namespaces can be made (ip netns, veth, bridge)" false
-  finish; exit
-fi
+netns_up "$CLUSTER" "$NAME" "$HOSTS" || { finish; exit; }
 MASTER=$("$CLUSTER" addr 0)
 
 # serve JOB SCENARIO [NODE [AHEAD_S]]: the metadata service in node NODE's namespace (1); its
