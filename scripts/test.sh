@@ -28,10 +28,27 @@
 #     build clang's Debug; scripts/build-types.sh: warnings are errors only in this script's own
 #     builds)
 # Each stage's time is printed at the end (and at a failure, up to it); the last line counts
-# every test of every ctest run.
+# every test of every ctest run, and the machine check.
+# The machine check (tests/machine/machine_state.py, DESIGN §7): before the first build, that no
+# earlier run left the machine damaged (/dev/null and the other devices, /tmp, /etc's files; a
+# damaged machine stops the suite there, repaired by nothing but a person or scripts/setup.sh),
+# and at the end, that the suite left it as it found it (devices, /etc/hosts, /etc/resolv.conf,
+# /tmp's mode, temporary entries, network namespaces and interfaces, mounts, listening sockets,
+# the suite's processes): a change is a failed test, named.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+repo=$PWD
+machine_state=(/usr/bin/python3 "$repo/tests/machine/machine_state.py")
+machine_passed=0 machine_failed=0
+if ! "${machine_state[@]}" sane; then
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+machine_before=$("${machine_state[@]}" snapshot /dev/stdout)
+netns_mounted_before=$(findmnt -n /run/netns >/dev/null && echo yes || echo no)
+# Every process of the suite carries it (the tests' own netns launchers carry AML_TEST_MARK).
+export AML_TEST_SUITE="suite-$$-$(date +%s)"
 jobs=$(nproc)
 export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
 work=$(mktemp -d)
@@ -62,8 +79,22 @@ finish_up() {
     passed=$((passed + total - bad)) failed=$((failed + bad))
   done
   rm -rf "$work" /tmp/aml-launch-test-ports
-  echo "$passed passed, $failed failed"
+  check_machine || status=1
+  echo "$((passed + machine_passed)) passed, $((failed + machine_failed)) failed"
   exit "$status"
+}
+check_machine() {  # the machine as the suite found it (one test of the closing line)
+  # ip netns add makes /run/netns a mount point of its own, once: the suite's, when it was not one.
+  if [ "$netns_mounted_before" = no ] && findmnt -n /run/netns >/dev/null &&
+    [ -z "$(ls -A /run/netns 2>/dev/null)" ]; then
+    umount /run/netns && echo "machine check: unmounted /run/netns (made by the suite's first ip netns add)"
+  fi
+  if "${machine_state[@]}" compare /dev/stdin --path "$repo" --settle 20 <<<"$machine_before"; then
+    machine_passed=1
+  else
+    machine_failed=1
+    return 1
+  fi
 }
 trap finish_up EXIT
 

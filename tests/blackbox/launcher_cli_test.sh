@@ -229,12 +229,16 @@ out=$(PATH="$bin_dir:/usr/bin:/bin" bash -c '
   COMP_WORDS=(aml-launch --worker-store r) COMP_CWORD=2; _aml_launch; echo "values: ${COMPREPLY[*]}"' 2>&1)
 check "--print-completion bash completes a flag and its value ($(tr '\n' '|' <<<"$out"))" \
   bash -c "grep -qx 'flags: --worker-store' <<<\"\$0\" && grep -qx 'values: relay' <<<\"\$0\"" "$out"
-out=$(PATH="$bin_dir:/usr/bin:/bin" zsh -fc '
-  autoload -Uz compinit && compinit -u -d /dev/null
+# compinit writes its dump beside the file -d names and renames it over that file: the dump is
+# this test's own (pointed at /dev/null, it replaced the device with a regular file).
+out=$(PATH="$bin_dir:/usr/bin:/bin" ZDUMP="$WORK/zcompdump" zsh -fc '
+  autoload -Uz compinit && compinit -u -d "$ZDUMP"
   source <(aml-launch --print-completion zsh) || exit 1
   print -r -- "registered: $_comps[aml-launch]"; which _aml_launch | grep -c "worker-store=.*launcher relay torch"' 2>&1)
 check "--print-completion zsh registers _aml_launch with every flag ($(tr '\n' '|' <<<"$out"))" \
   bash -c "grep -qx 'registered: _aml_launch' <<<\"\$0\" && grep -qx 1 <<<\"\$0\"" "$out"
+check "compinit kept its dump in the test's folder, and /dev/null is still a character device" \
+  bash -c "[ -s '$WORK/zcompdump' ] && [ -c /dev/null ]"
 out=$(PATH="$bin_dir:/usr/bin:/bin" tcsh -fc 'eval "`aml-launch --print-completion tcsh`"; complete aml-launch' 2>&1)
 check "--print-completion tcsh registers the flags and their values ($(head -c 120 <<<"$out"))" \
   bash -c "grep -q 'worker-store' <<<\"\$0\" && grep -q 'n/--worker-store/(launcher relay torch)/' <<<\"\$0\"" "$out"

@@ -106,7 +106,7 @@ check "a second launcher for rank 1 is refused, naming RANK" bash -c \
 # every rank's launcher, on both hosts, exits 9 naming it.
 if command -v mpirun >/dev/null; then
   bash "$CLUSTER" up "$NET" 2
-  printf '#!/bin/sh\nhost=$1; shift\nexec ip netns exec "%s-${host#%sn}" sh -c "$*"\n' "$NET" "$NET" >"$WORK/rsh"
+  printf '#!/bin/sh\nhost=$1; shift\nexec bash %s exec %s "${host#%sn}" sh -c "$*"\n' "$CLUSTER" "$NET" "$NET" >"$WORK/rsh"
   chmod +x "$WORK/rsh"
   t0=$(date +%s%N)
   bash "$CLUSTER" exec "$NET" 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \

@@ -27,7 +27,7 @@ on() {
   local i=$1
   shift
   nsenter --net="/var/run/netns/$NET-$i" unshare --mount sh -c \
-    'mount --bind "$0" /etc/hosts && exec "$@"' "/etc/netns/$NET-$i/hosts" "$@"
+    'mount --bind "$0" /etc/hosts && exec "$@"' "$(bash "$CLUSTER" hosts "$NET" "$i")" "$@"
 }
 stop_cluster() {
   pkill -KILL -f "MARK=aml-slurm-elastic-$$" 2>/dev/null

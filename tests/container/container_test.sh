@@ -4,7 +4,9 @@
 # Exit statuses pass through; `podman kill -s TERM` reaches the workers and gives 143;
 # `podman stop` ends within aml-launch's grace, not podman's; orphans are reaped with no
 # zombie left; per-rank logs land on a mounted volume; the containers guide's Dockerfile builds
-# and runs. The images are removed afterwards.
+# and runs. podman keeps its images, containers and state in this test's folder (a wrapper first
+# on PATH gives it --root, --runroot and --tmpdir there), never in /var/lib/containers or /run;
+# they are removed afterwards, with every mount under the folder.
 # usage: container_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -17,12 +19,19 @@ LOGS="$WORK/logs"
 cleanup() {
   podman ps -aq --filter "ancestor=$IMAGE" 2>/dev/null | xargs -r podman rm -f >/dev/null 2>&1
   podman rmi -f "$IMAGE-guide" "$IMAGE-base" "$IMAGE" >/dev/null 2>&1
+  # The storage's overlay mounts (its home, a layer still mounted), deepest first.
+  findmnt -rn -o TARGET | grep "^$WORK/" | sort -r | xargs -r -n1 umount -l 2>/dev/null
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 for tool in podman runc busybox; do
   command -v "$tool" >/dev/null || { check "$tool is installed (scripts/install-deps.sh installs it)" false; finish; exit; }
 done
+mkdir -p "$WORK/bin"
+printf '#!/bin/sh\nexec %s --root %s --runroot %s --tmpdir %s "$@"\n' "$(command -v podman)" \
+  "$WORK/storage" "$WORK/runroot" "$WORK/libpod" >"$WORK/bin/podman"
+chmod +x "$WORK/bin/podman"
+export PATH="$WORK/bin:$PATH"
 
 # The image: nothing but aml-launch, busybox for the workers, and glibc's loader and libc.
 mkdir -p "$CTX/bin" "$LOGS"
