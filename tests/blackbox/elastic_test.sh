@@ -24,6 +24,9 @@ BIN=$(realpath "$1")
 TRAIN=$(realpath "$2")
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
 NET="el$$"
 HOSTS=5

@@ -92,7 +92,7 @@ check "rank 0 computing silently: 'called off: rank 0 used CPU', exit 0 ($status
 
 # --- SIGINT during the inquiry (py-spy sleeping 30 s): a stop within 1 s, exit 130, the
 # workers got INT, nothing left.
-env -i PATH="$(slow_pyspy int 30)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 \
+env -i TMPDIR="$WORK" PATH="$(slow_pyspy int 30)" MARK="$MARK" "$BIN" --nproc-per-node 2 --hang-timeout 1 \
   --summary-file "$WORK/int.json" -- $py "$SPELL" stuck >"$WORK/int.out" 2>"$WORK/int.err" &
 launcher=$!
 for _ in $(seq 200); do grep -q "$looked" "$WORK/int.err" 2>/dev/null && break; sleep 0.1; done

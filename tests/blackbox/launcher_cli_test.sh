@@ -7,6 +7,9 @@ BIN=$(realpath "$1")
 RANK_INFO=$2
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 trap 'rm -rf "$WORK"' EXIT
 clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
 

@@ -18,6 +18,9 @@ NODES=3
 py=/usr/bin/python3
 # Under AZUREML_RUN_ID the per-rank logs go to ./user_logs: keep them out of the caller's directory.
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 MARK="AML_TEST_MARK=$NAME"
 cleanup() {
   kill_marked

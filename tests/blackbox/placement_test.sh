@@ -9,6 +9,9 @@ AML=$1
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/assert.sh"
 W=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$W"
 trap 'rm -rf "$W"' EXIT
 /usr/bin/python3 "$HERE/../fixtures/machines/make_machines.py" "$W/machines"
 

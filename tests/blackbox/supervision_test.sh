@@ -8,6 +8,9 @@ BIN=$(realpath "$1")
 WRITER=$(realpath "$2")
 . "$(dirname "$0")/assert.sh"
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 trap 'rm -rf "$WORK"' EXIT
 clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
 py=/usr/bin/python3

@@ -26,6 +26,9 @@ NAME="wst$$"
 HOSTS=3
 py=/usr/bin/python3
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 cleanup() {
   kill_marked_processes "$NAME"
   "$CLUSTER" down "$NAME" "$HOSTS" >/dev/null 2>&1

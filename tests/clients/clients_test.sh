@@ -16,6 +16,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CLUSTER="$HERE/../cluster/netns_cluster.sh"
 NAME="amc$$"
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 MARK="AML_TEST_MARK=$NAME"
 cleanup() {
   for p in $(grep -l -s -a "$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | grep -v "^$$\$"); do

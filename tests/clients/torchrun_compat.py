@@ -67,7 +67,8 @@ def reserve_port(held):
 def run(launcher, words, work, tag, extra_env=None):
     record = os.path.join(work, tag)
     os.makedirs(record)
-    env = {"PATH": "/usr/bin:/bin", "HOME": work, "RECORD": record, **(extra_env or {})}
+    # TMPDIR: torchrun leaves a torchelastic_* folder of logs there.
+    env = {"PATH": "/usr/bin:/bin", "HOME": work, "TMPDIR": work, "RECORD": record, **(extra_env or {})}
     done = subprocess.run(launcher + words, cwd=work, env=env, capture_output=True, text=True,
                           timeout=180)
     ranks = {}

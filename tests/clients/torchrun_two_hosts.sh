@@ -14,6 +14,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CLUSTER="$HERE/../cluster/netns_cluster.sh"
 NAME="amt$$"
 WORK=$(mktemp -d)
+# What the launcher, torch (torchrun's torchelastic_* logs), JAX and TensorFlow write to
+# TMPDIR goes with the test's files.
+export TMPDIR="$WORK"
 cleanup() {
   kill_marked_processes "$NAME"
   "$CLUSTER" down "$NAME" 2 >/dev/null 2>&1

@@ -243,12 +243,12 @@ check "two steps: nothing is left" [ "$(left steps)" = 0 ]
 # process 0 of 1), per node and per task.
 jax_job="$(dirname "$0")/../blackbox/jax_job.py"
 jax_py=$(command -v python3)
-out=$(env MARK="aml-slurm-$$-jax" srun -N1 -n1 -J aml-jax "$BIN" --framework jax --nproc-per-node 2 \
+out=$(env MARK="aml-slurm-$$-jax" TMPDIR="$W" srun -N1 -n1 -J aml-jax "$BIN" --framework jax --nproc-per-node 2 \
   -- "$jax_py" "$jax_job" 2>&1)
 check "JAX per node (srun -n 1, --nproc-per-node 2): processes 0 and 1 of 2, psum 3 on both" bash -c \
   '[ $(grep -c "jax process [01] of 2 rank [01]" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' _ "$out" ||
   echo "$out"
-out=$(env MARK="aml-slurm-$$-jax" srun -N1 -n2 --overcommit -J aml-jax "$BIN" --framework jax \
+out=$(env MARK="aml-slurm-$$-jax" TMPDIR="$W" srun -N1 -n2 --overcommit -J aml-jax "$BIN" --framework jax \
   -- "$jax_py" "$jax_job" 2>&1)
 check "JAX per task (srun -n 2): processes 0 and 1 of 2, psum 3 on both" bash -c \
   '[ $(grep -c "jax process [01] of 2 rank [01]" <<<"$1") = 2 ] && [ $(grep -c "psum 3.0" <<<"$1") = 2 ]' _ "$out" ||

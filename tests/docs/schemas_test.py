@@ -7,8 +7,10 @@ reference does not name fails here.
 
 usage: schemas_test.py AML_LAUNCH [CASES.json ...]     Ends with 'N passed, N failed'.
 """
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,7 +63,8 @@ def main(argv):
 
     summary_schema = validator("summary-file.schema.json")
     work = tempfile.mkdtemp()
-    env = {"PATH": "/usr/bin:/bin", "HOME": work}
+    atexit.register(shutil.rmtree, work, True)
+    env = {"PATH": "/usr/bin:/bin", "HOME": work, "TMPDIR": work}
     runs = {
         "a clean run": ["--nproc-per-node", "2", "--", "true"],
         "a failure": ["--nproc-per-node", "2", "--", "sh", "-c", '[ "$RANK" = 1 ] && exit 3; sleep 30'],

@@ -135,8 +135,11 @@ policy = job["spec"]["elasticPolicy"]
 etcd_set = next(d for d in docs if d["kind"] == "StatefulSet")
 args = launcher_args(job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]["command"])
 # The files rdzvConf names are the pod's mounted Secret: here, files of the same names.
+import atexit
+import shutil
 import tempfile
 mounted = tempfile.mkdtemp()
+atexit.register(shutil.rmtree, mounted, True)
 conf = []
 for entry in policy["rdzvConf"]:
     local = os.path.join(mounted, os.path.basename(entry["value"]))
