@@ -139,7 +139,7 @@ wait $job 2>/dev/null
 if command -v mpirun >/dev/null; then
   mark="aml-containment-$$-mpirun"
   rm -f "$WORK"/up.*
-  env -i PATH=/usr/bin:/bin HOME="$WORK" W="$WORK" MARK="$mark" OMPI_ALLOW_RUN_AS_ROOT=1 \
+  env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" W="$WORK" MARK="$mark" OMPI_ALLOW_RUN_AS_ROOT=1 \
     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe -np 2 -x W -x MARK \
     "$BIN" -- sh -c "$worker" >"$WORK/mpirun.out" 2>&1 &
   job=$!

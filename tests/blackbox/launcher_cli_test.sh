@@ -11,7 +11,7 @@ WORK=$(mktemp -d)
 # TMPDIR goes with the test's files.
 export TMPDIR="$WORK"
 trap 'rm -rf "$WORK"' EXIT
-clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
+clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "$@"; }
 
 # Exit codes pass through, per-process and per-node.
 for code in 0 1 7 42 255; do
@@ -78,7 +78,7 @@ plan_command() {  # plan_command ENV... -- ARGS...: the plan's command and how i
   local vars=()
   while [ "$1" != -- ]; do vars+=("$1"); shift; done
   shift
-  (cd "$WORK" && env -i PATH=/usr/bin:/bin HOME="$WORK" "${vars[@]}" "$BIN" --dry-run --format json "$@" 2>&1) |
+  (cd "$WORK" && env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "${vars[@]}" "$BIN" --dry-run --format json "$@" 2>&1) |
     /usr/bin/python3 -c 'import json, sys
 try:
     p = json.load(sys.stdin)
@@ -115,7 +115,7 @@ check "after --, a .py that can run itself runs as it is ($out)" grep -qF '[["./
 out=$(plan_command -- train.py -- --x)
 check "the first -- after the script is torchrun's, not the script's ($out)" \
   grep -qF "[[\"$python3_path\", \"-u\", \"train.py\", \"--x\"]" <<<"$out"
-out=$(cd "$WORK" && env -i PATH=/nowhere HOME="$WORK" "$BIN" train.py 2>&1); status=$?
+out=$(cd "$WORK" && env -i PATH=/nowhere HOME="$WORK" TMPDIR="$WORK" "$BIN" train.py 2>&1); status=$?
 check "no Python on PATH: exit 2 naming PYTHON_EXEC and --no-python ($status)" \
   bash -c '[ "$1" = 2 ] && grep -q "PYTHON_EXEC" <<<"$2" && grep -q -- "--no-python" <<<"$2"' _ "$status" "$out"
 out=$(cd "$WORK" && clean "$BIN" --nproc_per_node=2 --monitor_interval=1 train.py 2>&1); status=$?

@@ -61,7 +61,7 @@ start_node() {
   shift 2
   rm -f "$WORK/status.$i" "$WORK/end.$i"
   (
-    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" "$MARK" AML_TEST_NODE="$i" \
+    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "$MARK" AML_TEST_NODE="$i" \
       $($scheduler "$i") "$BIN" "$@" >"$WORK/out.$i" 2>&1
     write_status "$WORK/status.$i" $?
     date +%s.%N >"$WORK/end.$i"

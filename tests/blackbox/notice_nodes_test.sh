@@ -55,7 +55,7 @@ start_node() {
   mkdir -p "$WORK/$job"
   url="http://127.0.0.1:$([ "$i" = "$SERVED" ] && echo "$PORT" || echo 9)"
   (
-    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" "$MARK" AML_TEST_NODE="$i" W="$WORK/$job" \
+    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "$MARK" AML_TEST_NODE="$i" W="$WORK/$job" \
       NOTICE_RUN_S="${NOTICE_RUN_S:-60}" AML_LAUNCH_METADATA_URL="$url" \
       timeout 90 "$BIN" --nnodes 2 --node-rank "$i" --nproc-per-node 2 --notice-from azure \
       --summary-file "$WORK/$job.summary.$i" --rdzv-timeout 60 "$@" \

@@ -16,7 +16,7 @@ py=/usr/bin/python3
 # $WORK/NAME.err; $launcher is its pid (env execs it).
 start() {
   local name=$1; shift
-  env -i PATH=/usr/bin:/bin HOME="$WORK" W="$WORK" "$BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" W="$WORK" "$BIN" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
   launcher=$!
 }
 # until_files FILE...: each exists (the workers are ready), or 10 s passed.
@@ -196,7 +196,7 @@ two_nodes() {
   reserve_port p
   rm -f "$WORK"/up.* "$WORK"/saved.*
   for n in 0 1; do
-    env -i PATH=/usr/bin:/bin HOME="$WORK" W="$WORK" "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \
+    env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" W="$WORK" "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \
       --master-addr 127.0.0.1 --master-port "$p" --rdzv-timeout 20 --summary-file "$WORK/$name.$n.json" \
       -- $py -c "$worker" >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
     eval "node$n=\$!"

@@ -12,7 +12,7 @@ WORK=$(mktemp -d)
 # TMPDIR goes with the test's files.
 export TMPDIR="$WORK"
 trap 'rm -rf "$WORK"' EXIT
-clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" "$@"; }
+clean() { env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "$@"; }
 py=/usr/bin/python3
 
 # --- 100,000 numbered lines: every line on the console and in the log file, whole and in
@@ -119,9 +119,9 @@ stalled_console() {  # stalled_console EXPECTED_STATUS SIGNAL_AFTER_2S|- AML_ARG
   sleep 30 <>"$fifo" &  # holds the pipe open and never reads it
   local holder=$!
   if [ "${STALLED:-1}" = 2 ]; then
-    env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$WORK/stalled.out" 2>"$fifo" &
+    env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" MARK=$mark "$BIN" "$@" >"$WORK/stalled.out" 2>"$fifo" &
   else
-    env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" "$@" >"$fifo" 2>"$WORK/stalled.err" &
+    env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" MARK=$mark "$BIN" "$@" >"$fifo" 2>"$WORK/stalled.err" &
   fi
   local launcher=$! start=$SECONDS
   if [ "$sig" != - ]; then sleep 2; kill -"$sig" $launcher; fi
@@ -320,7 +320,7 @@ check "per node: {rank} is the node rank, {local_rank} 0" test -f "$WORK/node.0.
 # Written at every restart too (not final yet): a launcher killed in a later round leaves the
 # last failure on record.
 mark="aml-restart-summary-$$-$RANDOM"
-(exec env -i PATH=/usr/bin:/bin HOME="$WORK" MARK=$mark "$BIN" --max-restarts 1 \
+(exec env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" MARK=$mark "$BIN" --max-restarts 1 \
   --summary-file "$WORK/restart-summary.json" -- sh -c \
   '[ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && { echo "first round" >&2; exit 3; }; touch "$0"; exec sleep 30' \
   "$WORK/second-round" >/dev/null 2>&1) &

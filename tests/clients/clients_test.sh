@@ -108,7 +108,7 @@ for entry in "${CLIENTS[@]}"; do
   port=$((port + 1))
   pids=()
   for i in 0 1; do
-    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" "$MARK" PET_NNODES=2 \
+    "$CLUSTER" exec "$NAME" "$i" env -i PATH=/usr/bin:/bin HOME="$WORK" TMPDIR="$WORK" "$MARK" PET_NNODES=2 \
       PET_NODE_RANK="$i" PET_MASTER_ADDR="$MASTER" PET_MASTER_PORT="$port" \
       "$BIN" --nproc-per-node 2 --rdzv-timeout 120 $flags -- "$py" "$HERE/$script" \
       >"$WORK/$client.node$i" 2>&1 &

@@ -119,7 +119,8 @@ def pip_python_dir():
 
 
 def setup_tools(binary, build, work):
-    """aml-launch on PATH and aml_launch importable, as `pip install aml-launch` gives them."""
+    """aml-launch on PATH and aml_launch importable, as `pip install aml-launch` gives them; TMPDIR
+    the work folder (a hang's stacks, the JAX plugin: the launcher writes them under TMPDIR)."""
     bin_dir = os.path.join(work, "bin")
     os.makedirs(bin_dir)
     os.symlink(binary, os.path.join(bin_dir, "aml-launch"))
@@ -131,7 +132,7 @@ def setup_tools(binary, build, work):
     shutil.copytree(os.path.join(ROOT, "python", "aml_launch"), package)
     shutil.copy(os.path.join(build, "src", "libaml_rank.so"), os.path.join(package, "libaml_rank.so"))
     return {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "PYTHONPATH": os.path.join(work, "site"),
-            "HOME": work, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+            "HOME": work, "TMPDIR": work, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
             "OMPI_MCA_plm_rsh_agent": "false", "LANG": "C.UTF-8"}
 
 

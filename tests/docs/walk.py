@@ -47,8 +47,9 @@ class Walk:
         print(f"== {person}")
 
     def env(self):
+        # TMPDIR: what torchrun, torch and the launcher leave there goes with the walk's folder.
         return {"PATH": ":".join(self.path + ["/usr/local/bin", "/usr/bin", "/bin"]), "HOME": self.work,
-                "LANG": "C.UTF-8"}
+                "TMPDIR": self.work, "LANG": "C.UTF-8"}
 
     def close(self):
         shutil.rmtree(self.work, ignore_errors=True)
