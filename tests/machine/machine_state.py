@@ -217,8 +217,10 @@ def sanity(machine):
     for name in machine.netns():
         if SUITE_NETNS.match(name):
             leftovers.append(f"network namespace {name} (a test host's name); remove: ip netns del {name}")
-    for pid, p in sorted(machine.processes().items()):
-        if p["marked"] and pid not in own_lineage(machine):
+    table = machine.processes()
+    lineage = own_lineage(machine, table)
+    for pid, p in sorted(table.items()):
+        if p["marked"] and pid not in lineage:
             leftovers.append(f"pid {pid} carries a test's mark ({p['cmd'][:100]}); stop: kill {pid}")
     return damage, leftovers
 
