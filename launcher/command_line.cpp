@@ -79,6 +79,7 @@ Result<CommandLine> read_command_line(std::span<const char* const> args) {
         }
         break;
     }
+    line.every[static_cast<int>(spec->id)].push_back(given.value);
     line.flags[static_cast<int>(spec->id)] = std::move(given);
   }
   for (; i < args.size(); ++i) line.program.emplace_back(args[i]);

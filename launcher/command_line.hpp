@@ -23,6 +23,8 @@ struct GivenFlag {
 
 struct CommandLine {
   std::array<std::optional<GivenFlag>, kFlagCount> flags;
+  // Every value of a flag given more than once, in order (--health-path DIR --health-path DIR).
+  std::array<std::vector<std::string>, kFlagCount> every;
   std::vector<std::string> program;  // the program and its arguments, as given
   bool after_dashes = false;         // the program came after --
 

@@ -76,9 +76,15 @@ void ElasticRounds::ended(const RunOutcome& outcome) {
 }
 
 std::string ElasticRounds::with_rounds(const std::string& summary_json) const {
-  if (rounds_.empty() && !rendezvous_) return summary_json;
+  if (rounds_.empty() && !rendezvous_ && bench_.empty()) return summary_json;
   auto summary = nlohmann::ordered_json::parse(summary_json, nullptr, false);
   if (summary.is_discarded()) return summary_json;
+  if (!bench_.empty()) {
+    auto& benched = summary["benched"] = nlohmann::ordered_json::array();
+    for (const BenchedNode& node : bench_) {
+      benched.push_back(nlohmann::ordered_json::parse(bench_json(node).dump()));
+    }
+  }
   if (rendezvous_) {
     summary["rendezvous"] = {{"backend", rendezvous_->backend},
                              {"endpoints", rendezvous_->endpoints},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan/launch_plan.hpp"
+#include "rendezvous/bench.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/run_workers.hpp"
 
@@ -22,6 +23,11 @@ class ElasticRounds {
   void ended(const RunOutcome& outcome);
   // The job's rendezvous backend, for the summary (a job with a group).
   void held_by(const RendezvousPlan& rendezvous) { rendezvous_ = rendezvous; }
+  // The bench as the last round's verdict told it (every node's summary lists it).
+  void benched(const std::vector<BenchedNode>& bench) {
+    if (!bench.empty()) bench_ = bench;
+  }
+  const std::vector<BenchedNode>& bench() const { return bench_; }
   // {"rendezvous": {...}, "rounds": [...]} merged into a --summary-file's JSON text (each where
   // the job has it).
   std::string with_rounds(const std::string& summary_json) const;
@@ -44,6 +50,7 @@ class ElasticRounds {
   };
   std::vector<Round> rounds_;
   std::optional<RendezvousPlan> rendezvous_;
+  std::vector<BenchedNode> bench_;
 };
 
 // A hot spare (or a launcher that came late) of an elastic job that ended while it waited.

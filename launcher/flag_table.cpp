@@ -272,6 +272,37 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "Fail the preflight when the 64 MiB allreduce's bus bandwidth is below GBPS", T::none, "",
    ""},
 
+  // Node health and the bench.
+  {health_checks, "--health-checks", Takes::value, "auto|none|gpu,nic,paths,command",
+   "AML_LAUNCH_HEALTH_CHECKS", true, "auto",
+   "What each node checks of itself at every round, while the rendezvous forms: gpu (NVML, "
+   "opened at run time: every GPU the node should have answers, no recovery action, "
+   "uncorrectable ECC error, row-remap failure, slowdown or new Xid), nic (every InfiniBand/RoCE "
+   "port NCCL_IB_HCA names, else all: ACTIVE, LinkUp, link-downed and symbol-error counters "
+   "steady), paths (--health-path), command (--health-command). auto: what this node has, "
+   "nothing on a node without GPUs or HCAs. A node that fails is never seated (an elastic job "
+   "goes on with a spare; a fixed-size one fails at once naming it) and is benched for the job",
+   T::none, "", "auto none gpu nic paths command gpu,nic"},
+  {health_path, "--health-path", Takes::value, "DIR", "", false, "",
+   "A path each node checks at every round (repeatable): writable, with at least 1 GiB free",
+   T::none, "", "<dir>"},
+  {health_command, "--health-command", Takes::value, "CMD", "AML_LAUNCH_HEALTH_COMMAND", true, "",
+   "Your own check, run by /bin/sh -c at every round (Slurm's HealthCheckProgram convention): "
+   "exit 0 is healthy; its last lines of output are the reason it gives",
+   T::none, "", ""},
+  {health_timeout, "--health-timeout", Takes::value, "S", "", false, "10",
+   "The bound of each health check: one that has not answered by then has failed", T::none, "",
+   ""},
+  {bench_after, "--bench-after", Takes::value, "N", "", false, "2",
+   "An elastic job benches a node whose rank failed first in N rounds (as it benches a node "
+   "that failed a check, or whose launcher was lost): never seated again while a spare or MIN "
+   "allows",
+   T::none, "", ""},
+  {bad_nodes_file, "--bad-nodes-file", Takes::value, "FILE", "", false, "",
+   "Append a JSON line for each node benched (host, addresses, node rank, reason, figure, "
+   "time, job id), written by the launcher that decides, for the scheduler to exclude it",
+   T::none, "", "<file>"},
+
   // The plan.
   {dry_run, "--dry-run", Takes::nothing, "", "", false, "",
    "Print the launch plan (the source and why, nodes, ranks, every worker's variables) and "

@@ -66,6 +66,13 @@ enum class FlagId : std::uint8_t {
   // Preflight.
   preflight,
   preflight_min_busbw,
+  // Node health and the bench.
+  health_checks,
+  health_path,
+  health_command,
+  health_timeout,
+  bench_after,
+  bad_nodes_file,
   // The plan.
   dry_run,
   format,

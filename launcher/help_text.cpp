@@ -44,8 +44,12 @@ Where the topology comes from (the first source present wins; flags override any
   (kept when set),
   AML_LAUNCH_SECRET (the job's secret itself), AML_LAUNCH_ETCD_PASSWORD (etcd's user's
   password), AML_MUNGE_SOCKET (munged's socket), AML_LAUNCH_MACHINE_ROOT (a copy of /sys for
-  --bind), and where a library opened at run time is: AML_MUNGE_LIBRARY, AML_TLS_LIBRARY,
-  AML_HTTP2_LIBRARY, AML_MPI_LIBRARY, AML_NCCL_LIBRARY, AML_CUDA_DRIVER_LIBRARY.
+  --bind), AML_LAUNCH_HEALTH_ROOT (a copy of /sys and /dev for the health checks, else that
+  one), NCCL_IB_HCA (the ports the nic check looks at), AML_LAUNCH_NODE_NAME, SLURMD_NODENAME,
+  NODE_NAME, AZ_BATCH_NODE_ID (the machine's name, first given: how the bench names a node),
+  and where a library opened at run time is: AML_MUNGE_LIBRARY, AML_TLS_LIBRARY,
+  AML_HTTP2_LIBRARY, AML_MPI_LIBRARY, AML_NCCL_LIBRARY, AML_CUDA_DRIVER_LIBRARY,
+  AML_NVML_LIBRARY (the health checks' NVML).
   Notices (--notice-from auto): Azure where AZUREML_* or AZ_BATCH* is set, AWS where SM_*,
   TRAINING_JOB_NAME or AWS_BATCH_JOB_ID is, GCP where CLOUD_ML_JOB_ID or AIP_* is; the
   metadata service asked is AML_LAUNCH_METADATA_URL, else http://169.254.169.254; the notice

@@ -11,7 +11,9 @@
 
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
+#include "exec_command.hpp"
 #include "hang_files.hpp"
+#include "health_setup.hpp"
 #include "jax_plugin.hpp"
 #include "local_worker_store.hpp"
 #include "net/local_host.hpp"
@@ -42,15 +44,6 @@ constexpr int kUsageError = 2;
 int fail(const Error& error) {
   std::cerr << "aml-launch: error: " << error.message() << "\n";
   return kUsageError;
-}
-
-std::vector<std::string> environ_with(const Env& base, const EnvList& added) {
-  Env merged = base;
-  for (const auto& [name, value] : added) merged[name] = value;
-  std::vector<std::string> out;
-  out.reserve(merged.size());
-  for (const auto& [name, value] : merged) out.push_back(name + "=" + value);
-  return out;
 }
 
 // What the launcher says on stderr between rounds and at the end, when no worker runs: a
@@ -109,26 +102,6 @@ int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env
   return outcome.exit_code;
 }
 
-// --exec: the command replaces aml-launch, as that one rank.
-int exec_command(const LaunchPlan& plan, const Env& env) {
-  if (plan.topology.launch != Launch::per_process) {
-    return fail(invalid("--exec", "set",
-                        "a per-process launch (the scheduler started this rank); a per-node "
-                        "launch has " +
-                            std::to_string(plan.workers.size()) + " workers to supervise"));
-  }
-  std::vector<std::string> entries = environ_with(env, plan.workers.front().env);
-  std::vector<char*> envp, argv;
-  for (std::string& e : entries) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> command = plan.command;
-  for (std::string& a : command) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  execvpe(argv[0], argv.data(), envp.data());
-  std::cerr << "aml-launch: cannot run " << command.front() << ": " << std::strerror(errno) << "\n";
-  return 127;
-}
-
 // {rank}, {local_rank} and {node_rank} in --summary-file and --log-dir: this launcher's place,
 // so that the launchers of one srun or mpirun line (one path for all) each get their own. A
 // per-process launcher has its worker's; a per-node one is its node's only launcher: rank =
@@ -166,6 +139,7 @@ int run(int argc, char** argv) {
   Options& options = std::get<Options>(parsed);
 
   Env env = env_from(environ);
+  health_from_environment(options.health, env);
   const Machine machine = real_machine();
   if (auto error = count_nproc_word(options, env, machine)) return fail(*error);
   auto program = program_command(options.program, env, launcher_dir());
@@ -188,7 +162,7 @@ int run(int argc, char** argv) {
   if (!notices) return fail(notices.error());
 
   if (options.dry_run) {
-    std::cout << (options.format == OutputFormat::json ? plan_json(plan) : plan_text(plan));
+    std::cout << plan_with_health(options, plan);
     return 0;
   }
   if (options.command.empty()) {
@@ -226,17 +200,30 @@ int run(int argc, char** argv) {
   NodeIdentity node{plan.topology.node_rank, host_name(),
                     inputs->per_process_group ? plan.topology.rank : -1};
   std::unique_ptr<NodeGroup> group;
+  // This node's checks: begun now, so that the first round's overlap the connection to the
+  // rendezvous; each later round begins them again (NodeGroup::join).
+  auto health = std::make_shared<HealthWatch>(options.health);
   ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
   if (plan.rendezvous) rounds.held_by(*plan.rendezvous);
-  if (joins_group(options, plan.topology)) {
-    auto started =
-        start_node_group(options, plan, *inputs, *auth, *backend,
-                         [&options](const std::string& text) { say_after_workers(options, text); });
+  const bool grouped = joins_group(options, plan.topology);
+  if (grouped || options.health.asked_alone()) health->begin();
+  if (grouped) {
+    auto started = start_node_group(
+        options, plan, *inputs, *auth, *backend,
+        [&options](const std::string& text) { say_after_workers(options, text); }, health,
+        machine_name(env),
+        [&options, &plan](const BenchedNode& node) { record_benched(options, plan.run_id, node); });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
       return kUsageError;
     }
     group = std::move(*started);
+  }
+  if (!grouped && options.health.asked_alone()) {
+    if (auto failed = alone_health_failure(*health)) {
+      std::cerr << "aml-launch: error: " << *failed << "\n";
+      return 1;
+    }
   }
   // One node alone: its workers' stores, new at each round (DESIGN §3).
   LocalWorkerStores local_stores;
@@ -255,8 +242,20 @@ int run(int argc, char** argv) {
       if (agreed->ended) {
         std::string said;
         launch.ended = ended_while_waiting(*agreed->ended, said);
+        if (const HealthResult* failed = health->last().first_failure()) {
+          said +=
+              "aml-launch: this node held no rank: it failed its health check: " + failed->check +
+              ": " + failed->figure + "\n";
+        }
         say_after_workers(options, said);
         return launch;
+      }
+      rounds.benched(agreed->bench);
+      if (!agreed->slower_ports.empty()) {
+        say_after_workers(options,
+                          "aml-launch: warning: a slower InfiniBand/RoCE port than the "
+                          "other nodes': " +
+                              agreed->slower_ports + "\n");
       }
       launch.restart_count = restart_count = agreed->round;
       launch.restarts_used = agreed->restarts_used;
@@ -367,6 +366,7 @@ int run(int argc, char** argv) {
     (void)!write(STDERR_FILENO, text.data(), text.size());
   });
   run_options.notices = &desk;
+  run_options.guardian_loss_is_node_loss = group && plan.topology.elastic;
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);
   if (!notices->file.empty()) unlink(notices->file.c_str());
@@ -376,6 +376,14 @@ int run(int argc, char** argv) {
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node);
+  said += bench_text(rounds.bench());
+  if (run_options.guardian_loss_is_node_loss && outcome.stopped &&
+      outcome.stopped->guardian_killed) {
+    // Gone as a lost node: no word to the others, no will taken back (its connections close
+    // now, and the next round runs with the survivors and a spare).
+    say_after_workers(options, said, true);
+    _exit(128 + SIGKILL);
+  }
   if (group) group->end_of_job(outcome.exit_code, said);
   if (!said.empty()) say_after_workers(options, said, outcome.stop_requested);
   return outcome.exit_code;

@@ -1,9 +1,13 @@
 #include "node_group_setup.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "etcd/etcd_access.hpp"
 #include "rendezvous_engine.hpp"
@@ -110,10 +114,11 @@ std::string host_name() {
 }
 
 // A per-node launch on several nodes meets the other nodes through node 0's store.
-Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, const LaunchPlan& plan,
-                                                    const PlanInputs& inputs, const JobAuth& auth,
-                                                    const RendezvousBackend& backend,
-                                                    std::function<void(const std::string&)> say) {
+Result<std::unique_ptr<NodeGroup>> start_node_group(
+    const Options& options, const LaunchPlan& plan, const PlanInputs& inputs, const JobAuth& auth,
+    const RendezvousBackend& backend, std::function<void(const std::string&)> say,
+    std::shared_ptr<HealthWatch> health, const std::string& machine,
+    std::function<void(const BenchedNode&)> benched) {
   const Topology& t = plan.topology;
   const bool per_process = t.launch == Launch::per_process;
   if (auth.source() == JobAuth::Source::none && (!per_process || t.rank == 0)) {
@@ -137,6 +142,10 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   group.self.version = AML_VERSION;
   group.self.max_restarts = options.max_restarts;
   group.self.tf_ports = inputs.tf_ports;
+  group.self.machine = machine;
+  group.health = std::move(health);
+  group.bench_after = options.bench_after;
+  group.benched = std::move(benched);
   group.serve_workers_store = plan.worker_store.by_launcher;
   group.relay_asked = plan.worker_store.relay;
   group.jax_coordinator = plan.jax.has_value();
@@ -158,6 +167,28 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(const Options& options, cons
   auto engine = rendezvous_engine_for(group);
   if (!engine) return engine.error();
   return NodeGroup::start(std::move(group), std::move(*engine));
+}
+
+void record_benched(const Options& options, const std::string& job_id, const BenchedNode& node) {
+  const std::string line =
+      "aml-launch: benched " + node.host + " (" + node.addr +
+      (node.node_rank >= 0 ? ", node rank " + std::to_string(node.node_rank) : std::string()) +
+      "): " + node.reason + (node.figure.empty() ? "" : ": " + node.figure) +
+      "; it holds no rank again in this job while a spare or MIN allows\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
+  if (options.bad_nodes_file.empty()) return;
+  nlohmann::ordered_json entry = nlohmann::ordered_json::parse(bench_json(node).dump());
+  entry["job"] = job_id;
+  const std::string text = entry.dump() + "\n";
+  // One write of a line opened for appending: the lines of several jobs do not mix.
+  const int fd =
+      open(options.bad_nodes_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 || write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    const std::string said = "aml-launch: cannot append to --bad-nodes-file " +
+                             options.bad_nodes_file + ": " + std::strerror(errno) + "\n";
+    (void)!write(STDERR_FILENO, said.data(), said.size());
+  }
+  if (fd >= 0) close(fd);
 }
 
 // What the rendezvous of one round settled, for the workers of that round.

@@ -251,8 +251,9 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv) 
   options.run_id = line.value(run_id);
   options.rdzv_secret_file = line.value(rdzv_secret_file);
   options.require_auth = line.has(require_auth);
-  for (auto reader : {read_shape, read_rendezvous_flags, read_supervision, read_hangs,
-                      read_notice_flags, read_placement_and_preflight, read_program}) {
+  for (auto reader :
+       {read_shape, read_rendezvous_flags, read_supervision, read_hangs, read_notice_flags,
+        read_health_flags, read_placement_and_preflight, read_program}) {
     if (auto error = reader(line, options)) return *error;
   }
   note_torchrun_flags(line, options);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "health/health_checks.hpp"
 #include "placement/placement.hpp"
 #include "topology/source.hpp"
 
@@ -73,6 +74,9 @@ struct Options {
   bool framework_given = false;  // --framework on the command line (else a default may apply)
   BindMode bind = BindMode::automatic;                   // --bind (or AML_LAUNCH_BIND)
   MemoryPolicy memory_policy = MemoryPolicy::preferred;  // --mem-policy
+  HealthSettings health;       // --health-checks and the rest (options_health.cpp)
+  int bench_after = 2;         // elastic: a node whose rank failed first this many rounds
+  std::string bad_nodes_file;  // --bad-nodes-file: a JSON line a benched node
   ProgramOptions program;
   std::vector<std::string> command;  // what each worker runs (program_command.hpp)
   std::string program_interpreter;   // ... the Python it runs under, if any
@@ -93,6 +97,14 @@ std::variant<Options, ExitNow, Error> parse_command_line(int argc, char** argv);
 std::optional<Error> read_rendezvous_flags(const CommandLine& line, Options& options);
 // --notice-from, --notice-signal, --notice-to-workers (options_notices.cpp).
 std::optional<Error> read_notice_flags(const CommandLine& line, Options& options);
+// --health-checks and the bench's flags (options_health.cpp).
+std::optional<Error> read_health_flags(const CommandLine& line, Options& options);
+// What the environment says of the checks: the machine root (tests), CUDA_VISIBLE_DEVICES,
+// NCCL_IB_HCA.
+void health_from_environment(HealthSettings& health, const Env& env);
+// The scheduler's name for this machine (AML_LAUNCH_NODE_NAME, SLURMD_NODENAME, Kubernetes'
+// NODE_NAME, AZ_BATCH_NODE_ID), or "".
+std::string machine_name(const Env& env);
 
 // The name to put in an error about a flag: as it was spelled, or the variable that gave it.
 std::string flag_name(const CommandLine& line, FlagId id);

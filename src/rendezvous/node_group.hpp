@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "health/health_checks.hpp"
+#include "rendezvous/bench.hpp"
 #include "rendezvous/node_info.hpp"
 #include "rendezvous/rendezvous_backend.hpp"
 #include "rendezvous/rendezvous_client.hpp"
@@ -59,6 +61,13 @@ struct GroupOptions {
   // Who may use it: this host, the addresses node 0's proven launchers came from, and every
   // round's members (NodeGroup::start makes it).
   std::shared_ptr<store::AdmittedHosts> admitted;
+  // This node's health checks (DESIGN §5): begun as each round's rendezvous begins, their
+  // verdict in what this node says of itself; a failing node is never seated. None: no checks.
+  std::shared_ptr<HealthWatch> health;
+  int bench_after = 2;  // elastic: the rounds a node's rank may fail first before it is benched
+  // Elastic, on the launcher that gives a round's seats: each node it benches, as it does
+  // (--bad-nodes-file).
+  std::function<void(const BenchedNode&)> benched;
 };
 
 // Elastic: the job ended while this launcher waited for a round (a hot spare).
@@ -86,6 +95,11 @@ struct Agreement {
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made
   // the rendezvous grow with the square of the nodes (6.5 s of 8.2 s at 1,024 nodes).
   std::vector<NodeInfo> nodes;
+  // Elastic: the nodes benched so far (the round's node 0 tells every member).
+  std::vector<BenchedNode> bench;
+  // Node 0: the nodes whose InfiniBand/RoCE ports are slower than the fastest node's, named
+  // ("node 2 (c) at 10.0.0.3: 100 Gb/s"), "" where none is; a warning, not a failure.
+  std::string slower_ports;
 };
 
 // A launcher of an elastic round, as the round's seats' record names it.
@@ -190,8 +204,18 @@ class NodeGroup : public PeerLink {
     std::map<long, SeatedLauncher> who;  // by launcher
     int restarts_used = 0;
     std::optional<long> lost;
+    std::optional<JobFailure> failure;   // how it ended, where a failure or a loss ended it
+    std::optional<long> failed;          // the launcher that failure names
+    std::vector<BenchedNode> bench;      // the bench it left
+    std::map<long, int> first_failures;  // by launcher: rounds its rank failed first
   };
   LastRound last_round(int round);
+
+ private:
+  void bench_by_last_round(BenchBook& book, const LastRound& last, int round) const;
+  // Said once: this node sits out (benched, or failing its checks) and waits for the job's end.
+  void waits_benched(const std::string& why);
+  bool said_benched_ = false;
   void waits_as_spare(const std::string& why);  // said once while it waits
   // Node 0's store only (DESIGN §5): a survivor whose store went away waits up to
   // --rdzv-timeout for a node 0 to serve its address again, then gives it the job's state;
@@ -205,6 +229,11 @@ class NodeGroup : public PeerLink {
   std::string elastic_key(int round, const std::string& name) const;
   std::string place_key(int round, long launcher) const;  // where its place is given
   Result<Agreement> lead_round();
+  // Node 0 of an elastic round: the bench its seats' record carries, for its members.
+  std::vector<BenchedNode> round_bench(int round);
+  // A seated node whose checks failed after its seat was given (etcd seats the last round's
+  // members without reading them): it ends the round without using a restart, and is benched.
+  void leave_round_unhealthy(int round);
   Result<bool> open_workers_ports(Agreement& agreement);                   // node 0
   std::optional<std::string> relay_for(const Agreement& agreement) const;  // node 0
   std::string verdict_of(const Agreement& agreement, const std::string& error) const;

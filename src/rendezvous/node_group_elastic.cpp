@@ -44,77 +44,22 @@ std::string who_came(const std::vector<Candidate>& joined,
   return text;
 }
 
+// "; sitting out: b (failed its health check: ...)": the nodes that came but were not counted.
+std::string sitting_out_text(const std::map<long, std::string>& sitting_out,
+                             const std::map<long, SeatedLauncher>& who) {
+  std::string text;
+  for (const auto& [id, why] : sitting_out) {
+    const auto known = who.find(id);
+    text += (text.empty() ? "; sitting out: " : ", ") +
+            (known == who.end() ? std::string("?") : known->second.host) + " (" + why + ")";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string NodeGroup::elastic_key(int round, const std::string& name) const {
   return "aml/elastic/" + std::to_string(round) + "/" + name;
-}
-
-// Before a round's seats: how the round before ended, from its seats' record (written by
-// whoever gave them). A failure uses a restart; a lost launcher is not waited for.
-NodeGroup::LastRound NodeGroup::last_round(int round) {
-  LastRound last;
-  if (round == 0) return last;
-  auto record = control_->get(elastic_key(round - 1, "seats"), milliseconds(0));
-  if (record && *record) {
-    auto parsed = nlohmann::json::parse(**record, nullptr, false);
-    if (parsed.is_object()) {
-      last.restarts_used = parsed.value("restarts_used", 0);
-      for (const auto& seat : parsed.value("seats", nlohmann::json::array())) {
-        if (!seat.is_array() || seat.size() < 2 || !seat[0].is_number_integer() ||
-            !seat[1].is_number_integer()) {
-          continue;
-        }
-        const long id = seat[0].get<long>();
-        last.seats[id] = seat[1].get<int>();
-        if (seat.size() >= 4 && seat[2].is_string() && seat[3].is_number_integer()) {
-          last.who[id] = {
-              seat[2].get<std::string>(), seat[3].get<long>(),
-              seat.size() >= 5 && seat[4].is_string() ? seat[4].get<std::string>() : std::string()};
-        }
-      }
-    }
-  }
-  auto stored =
-      control_->get("aml/" + phase_ + "/" + std::to_string(round - 1) + "/abort", milliseconds(0));
-  if (!stored || !*stored || **stored == kComplete) return last;
-  auto failure = job_failure_from_json(**stored);
-  if (failure && !failure->regroup) ++last.restarts_used;
-  if (!failure || !failure->launcher_lost()) return last;
-  for (const auto& [id, rank] : last.seats) {
-    if (rank == failure->member_or_node()) last.lost = id;
-  }
-  return last;
-}
-
-// Under etcd no launcher is node 0 for good: the first to claim a round gives its seats. Not
-// before the round ahead of it has ended (its members would be missing), and not while its
-// claimant lives (the claim goes with its lease: a waiting launcher takes over). When a round
-// ends, all its members look at once: its first node ranks claim the next one at once, the
-// others at their next look (a thousand claims of one key would be a thousand raft rounds).
-bool NodeGroup::coordinates(int round, bool first_look) {
-  if (!may_claim(first_look) || !launcher_number()) return false;
-  auto seen = control_->batch(claim_look(round));
-  return seen && claims(round, *seen);
-}
-
-bool NodeGroup::may_claim(bool first_look) const {
-  return on_etcd() && !(first_look && round_ >= 0 && options_.self.node_rank > kLastPromptRank);
-}
-
-std::vector<BatchOp> NodeGroup::claim_look(int round) const {
-  std::vector<BatchOp> look = {BatchOp::get_now(elastic_key(round, "coordinator"))};
-  if (round > 0) {
-    look.push_back(BatchOp::get_now("aml/" + phase_ + "/" + std::to_string(round - 1) + "/abort"));
-  }
-  return look;
-}
-
-bool NodeGroup::claims(int round, const std::vector<std::optional<std::string>>& seen) {
-  if (seen.empty() || seen[0] || (round > 0 && (seen.size() < 2 || !seen[1]))) return false;
-  const std::string me = std::to_string(launcher_id_);
-  auto claimed = control_->claim(elastic_key(round, "coordinator"), me);
-  return claimed && *claimed == me;
 }
 
 // Which of these launchers left their "gone" key (died while they waited).
@@ -143,6 +88,13 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   if (resumed_ && round == resume_round_) last.restarts_used = resume_restarts_;
   std::set<long> not_awaited;
   if (last.lost) not_awaited.insert(*last.lost);
+  // Who sits this round out (bench.hpp): benched before, benched by how the last round ended,
+  // or failing its checks now; by launcher, what its place says. A node benched for what it
+  // did (not failing now) may be seated again where the job would otherwise end.
+  BenchBook book{last.bench, last.first_failures, {}};
+  bench_by_last_round(book, last, round);
+  std::map<long, std::string> sitting_out;
+  std::vector<long> reseatable;
   // Node 0's store's host is launcher 0 and always node 0; under etcd the coordinator is a
   // candidate like the others, with the rank it had.
   const long me = host_ ? 0 : launcher_id_;
@@ -161,6 +113,23 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::map<long, SeatedLauncher> who = {
       {me, {options_.self.host, options_.self.pid, options_.self.addr}}};
   std::map<long, std::string> refused;  // by launcher: why
+  // Whether a launcher that came sits out: failing its checks now, or benched.
+  auto look_at = [&](long id, int rank, const std::string& host, const std::string& addr,
+                     const std::string& machine, const std::string& health) {
+    if (!health.empty()) {
+      book.add({id, host, addr, machine, rank, "failed its health check", health,
+                utc_timestamp(std::chrono::system_clock::now()), round},
+               round);
+      sitting_out[id] = "failed its health check: " + health;
+    } else if (const BenchedNode* benched = book.find(id, addr, machine)) {
+      sitting_out[id] = benched->reason + (benched->figure.empty() ? "" : ": " + benched->figure);
+      reseatable.push_back(id);
+    }
+  };
+  if (!host_) {
+    look_at(me, my_rank, options_.self.host, options_.self.addr, options_.self.machine,
+            options_.self.health);
+  }
   // etcd: the last round's members, but the one it lost, are seated without their slots
   // (node_group_seat.cpp): nobody waits for a thousand looks after a loss. One that is gone
   // left its "gone" key, read before the seats are given, or read by the round's node 0 once
@@ -173,6 +142,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       joined.push_back({id, rank});
       const auto known = last.who.find(id);
       who[id] = known != last.who.end() ? known->second : SeatedLauncher{"?", 0, ""};
+      look_at(id, rank, who[id].host, who[id].addr, "", "");
     }
   }
   std::int64_t seen = 0;
@@ -217,6 +187,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         // without them), the survivors say it themselves.
         const int rank = previous != last.seats.end() ? previous->second : resumed_ ? carried : -1;
         joined.push_back({id, rank});
+        if (info) look_at(id, rank, host, info->addr, info->machine, info->health);
         last_arrival = Clock::now();
       }
     }
@@ -232,7 +203,12 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     // The "gone" keys of thousands of launchers are read at most every look, or when the
     // count alone would start the round (a dead one must not be seated), not at every arrival.
     const auto looked = Clock::now();
-    const RoundCount by_count{static_cast<int>(joined.size()), static_cast<int>(awaited.size()),
+    auto seatable = [&] {
+      int count = 0;
+      for (const Candidate& c : joined) count += sitting_out.contains(c.id) ? 0 : 1;
+      return count;
+    };
+    const RoundCount by_count{seatable(), static_cast<int>(awaited.size()),
                               std::chrono::duration_cast<milliseconds>(looked - start),
                               std::chrono::duration_cast<milliseconds>(looked - last_arrival)};
     if (when_to_start(by_count, range, times) != RoundStart::wait ||
@@ -252,11 +228,43 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       }
     }
     std::erase_if(awaited, [&gone](long id) { return gone.contains(id); });
+    std::erase_if(reseatable, [&gone](long id) { return gone.contains(id); });
     const auto now = Clock::now();
-    const RoundCount so_far{static_cast<int>(joined.size()), static_cast<int>(awaited.size()),
+    // Too few without the bench, nobody else on the way, the last call over: the job would
+    // end. Benched nodes that pass their checks now are seated again, and that is said.
+    if (seatable() < range.min && awaited.empty() && !reseatable.empty() &&
+        seatable() + static_cast<int>(reseatable.size()) >= range.min &&
+        now - last_arrival >= options_.last_call) {
+      std::string names;
+      while (seatable() < range.min) {
+        const long id = reseatable.front();
+        reseatable.erase(reseatable.begin());
+        sitting_out.erase(id);
+        names += (names.empty() ? "" : ", ") + who[id].host + " (" + who[id].addr + ")";
+      }
+      if (options_.say) {
+        options_.say("aml-launch: round " + std::to_string(round) + ": benched node(s) " + names +
+                     " seated again: without them the job would have fewer than " +
+                     std::to_string(range.min) + " nodes and end\n");
+      }
+    }
+    const RoundCount so_far{seatable(), static_cast<int>(awaited.size()),
                             std::chrono::duration_cast<milliseconds>(now - start),
                             std::chrono::duration_cast<milliseconds>(now - last_arrival)};
     const RoundStart decision = when_to_start(so_far, range, times);
+    if (decision == RoundStart::now && host_ && !options_.self.health.empty()) {
+      // Node 0 serves the store and cannot sit out: the job cannot run here.
+      const std::string why =
+          "a healthy node 0: node 0 (" + options_.self.host +
+          ", which serves the rendezvous) failed its health check: " + options_.self.health +
+          " (under --rdzv-backend etcd any node may sit out)";
+      std::map<long, std::string> answers = refused;
+      for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
+      auto places = answer_records(count_key, answers, kLateMark);
+      places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
+      (void)control_->set_many(places);
+      return invalid("rendezvous", "round " + std::to_string(round), why);
+    }
     if (decision == RoundStart::now) break;
     if (decision == RoundStart::too_few) {
       const std::string why =
@@ -264,7 +272,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           seconds_text(options_.rdzv_timeout) + " for round " + std::to_string(round) + " of run " +
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
-          " came: " + who_came(joined, who);
+          " came: " + who_came(joined, who) + sitting_out_text(sitting_out, who);
       std::map<long, std::string> answers = refused;
       for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
       auto places = answer_records(count_key, answers, kLateMark);
@@ -276,11 +284,19 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       return decide_members(*resumed);
     }
   }
-  const Membership members = choose_members(joined, range.max);
+  std::vector<Candidate> seatable;
+  for (const Candidate& c : joined) {
+    if (!sitting_out.contains(c.id)) seatable.push_back(c);
+  }
+  const Membership members = choose_members(seatable, range.max);
   const int nodes = static_cast<int>(members.by_rank.size());
   const int restarts_used = last.restarts_used;
   std::map<long, int> seats;
   nlohmann::json record = {{"restarts_used", restarts_used}, {"seats", nlohmann::json::array()}};
+  auto& bench = record["bench"] = nlohmann::json::array();
+  for (const BenchedNode& node : book.bench) bench.push_back(bench_json(node));
+  auto& first_failures = record["first_failures"] = nlohmann::json::object();
+  for (const auto& [id, count] : book.first_failures) first_failures[std::to_string(id)] = count;
   // By launcher; the others (unread, gone) are late.
   std::map<long, std::string> answers = refused;
   for (int rank = 0; rank < nodes; ++rank) {
@@ -293,6 +309,12 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);
   }
   for (long id : members.spares) answers[id] = "spare";
+  for (const auto& [id, why] : sitting_out) {
+    if (id != me) answers[id] = "benched " + why;
+  }
+  for (const BenchedNode& node : book.added) {
+    if (options_.benched) options_.benched(node);
+  }
   auto places = answer_records(count_key, answers, kLateMark);
   // Whoever gives the next round's seats starts from the seats' record; a round's node 0 that
   // starts it at once names its members from it.
@@ -315,6 +337,10 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
   places.emplace_back(std::string(kNextRoundKey), std::to_string(round + 1));
   if (auto placed = control_->set_many(places); !placed) return placed.error();
+  if (sitting_out.contains(me)) {
+    waits_benched(sitting_out[me]);
+    return take_seat(round + 1);
+  }
   if (!seats.contains(me)) {
     // etcd: a newcomer that claimed a round with the most nodes gave the seats, and waits.
     waits_as_spare("round " + std::to_string(round) + " has the most nodes (" +

@@ -20,6 +20,14 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   seated_ids_.clear();
   int restarts_used = round;  // a fixed-size job restarts only after a failure
   joining_phase_ = phase;
+  // This node's checks (begun with the rendezvous: at the launcher's start for the first
+  // round); what it says of itself carries their verdict, so that it is never seated failing.
+  if (options_.health && options_.health->active()) {
+    options_.health->begin();
+    const HealthReport report = options_.health->verdict();
+    options_.self.health = report.failure();
+    options_.self.nic_gbps = report.slowest_gbps();
+  }
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
@@ -33,6 +41,14 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
       seat = take_seat(*resumed);
     }
     if (!seat || seat->ended) return seat;
+    if (!options_.self.health.empty()) {
+      // Seated without its checks read (etcd's members of the round before): it ends this
+      // round as one ended to regroup, and waits, benched, for the job's end.
+      leave_round_unhealthy(seat->round);
+      options_.self.node_rank = -1;
+      seat = take_seat(seat->round + 1);
+      if (!seat || seat->ended) return seat;
+    }
     round = seat->round;
     restarts_used = seat->restarts_used;
   }
@@ -67,6 +83,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
     ready.node_count = self.nnodes;
     ready.nodes = {self};
     if (auto opened = open_workers_ports(ready); !opened) return opened.error();
+    ready.bench = round_bench(round);  // in the verdict: every member's summary names it
     said = verdict_of(ready, "");
   }
   std::vector<BatchOp> entry = {BatchOp::create(node_key("node", self.node_rank), me)};
@@ -246,6 +263,12 @@ std::string NodeGroup::verdict_of(const Agreement& agreement, const std::string&
   if (agreement.relay) verdict["relay"] = *agreement.relay;
   verdict["jax_coordinator_port"] = agreement.jax_coordinator_port;
   verdict["node_count"] = agreement.node_count;
+  if (!agreement.bench.empty()) {
+    auto& bench = verdict["bench"] = nlohmann::ordered_json::array();
+    for (const BenchedNode& node : agreement.bench) {
+      bench.push_back(nlohmann::ordered_json::parse(bench_json(node).dump()));
+    }
+  }
   const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),
                                       [](const NodeInfo& node) { return !node.tf_ports.empty(); });
   auto& nodes = verdict["nodes"] = nlohmann::ordered_json::array();
@@ -292,15 +315,26 @@ Result<Agreement> NodeGroup::lead_round() {
             std::to_string(nnodes) + " did not";
   } else if (auto problem = disagreement(agreement.nodes)) {
     error = "nodes that agree on the job; " + *problem;
+  } else if (auto sick = std::find_if(agreement.nodes.begin(), agreement.nodes.end(),
+                                      [](const NodeInfo& n) { return !n.health.empty(); });
+             sick != agreement.nodes.end()) {
+    // A fixed-size job cannot go on without it: every node stops before any worker starts.
+    error = "healthy nodes; " + sick->describe() + " at " + sick->addr +
+            " failed its health check: " + sick->health +
+            " (it holds no rank: the job has no spare; --health-checks)";
   } else if (auto opened = open_workers_ports(agreement); !opened) {
     return opened.error();
   }
   agreement.node_count = static_cast<int>(agreement.nodes.size());
+  if (options_.elastic) agreement.bench = round_bench(round_);
+  agreement.slower_ports = slower_ports(agreement.nodes);
   if (auto set = control_->set(key("verdict"), verdict_of(agreement, error)); !set) {
     return set.error();
   }
   if (error.empty()) return agreement;
-  // The store goes away with this launcher: first let the nodes that came read why.
+  // Node 0's store goes away with this launcher: first let the nodes that came read why
+  // (etcd keeps the verdict: nobody is waited for there).
+  if (on_etcd()) return invalid("rendezvous", round_name(), error);
   std::vector<std::string> readers;
   for (int node : present) {
     if (node != 0) readers.push_back(node_key("verdict-read", node));
@@ -352,6 +386,7 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
     agreement.nodes.push_back(*parsed);
   }
   agreement.node_count = verdict.value("node_count", static_cast<int>(agreement.nodes.size()));
+  if (verdict.contains("bench")) agreement.bench = bench_from_json(verdict["bench"]);
   return agreement;
 }
 

@@ -57,6 +57,8 @@ Result<Agreement> NodeGroup::said_at_once(Agreement ready, const std::string& sa
     }
     seated_ids_[seat[0].get<long>()] = rank;
   }
+  if (record.is_object() && record.contains("bench"))
+    ready.bench = bench_from_json(record["bench"]);
   return ready;
 }
 

@@ -216,6 +216,10 @@ Result<Agreement> NodeGroup::take_seat(int round) {
             std::to_string(options_.elastic->max) + ")");
       continue;
     }
+    if (seat_said->starts_with("benched ")) {
+      waits_benched(seat_said->substr(8));
+      continue;
+    }
     if (seat_said->starts_with("error ")) {
       return invalid("rendezvous", "round " + std::to_string(round), seat_said->substr(6));
     }

@@ -1,6 +1,7 @@
 #include "rendezvous/node_info.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ std::string to_json(const NodeInfo& info) {
   j["max_restarts"] = info.max_restarts;
   j["tf_ports"] = info.tf_ports;
   j["on_node"] = info.on_node;
+  if (!info.health.empty()) j["health"] = info.health;
+  if (!info.machine.empty()) j["machine"] = info.machine;
+  if (info.nic_gbps > 0) j["nic_gbps"] = info.nic_gbps;
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
@@ -48,6 +52,9 @@ std::optional<NodeInfo> node_info_from_json(const std::string& text) {
     info.max_restarts = j.at("max_restarts").get<int>();
     info.tf_ports = j.at("tf_ports").get<std::vector<int>>();
     info.on_node = j.value("on_node", -1);
+    info.health = j.value("health", std::string());
+    info.machine = j.value("machine", std::string());
+    info.nic_gbps = j.value("nic_gbps", 0.0);
     return info;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
@@ -116,6 +123,29 @@ std::string missing_node_ranks(int nnodes, const std::vector<int>& present) {
     }
   }
   return joined(missing);
+}
+
+std::string slower_ports(const std::vector<NodeInfo>& nodes) {
+  double fastest = 0;
+  for (const NodeInfo& node : nodes) fastest = std::max(fastest, node.nic_gbps);
+  std::string text;
+  int named = 0, more = 0;
+  for (const NodeInfo& node : nodes) {
+    if (node.nic_gbps <= 0 || node.nic_gbps >= fastest) continue;
+    if (named++ >= 8) {
+      ++more;
+      continue;
+    }
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", node.nic_gbps);
+    text +=
+        (text.empty() ? "" : ", ") + node.describe() + " at " + node.addr + ": " + rate + " Gb/s";
+  }
+  if (text.empty()) return "";
+  if (more > 0) text += " and " + std::to_string(more) + " more";
+  char best[32];
+  std::snprintf(best, sizeof best, "%g", fastest);
+  return text + " (the others' slowest port: " + best + " Gb/s)";
 }
 
 }  // namespace aml

@@ -22,6 +22,14 @@ struct NodeInfo {
   int max_restarts = 0;
   std::vector<int> tf_ports;  // --framework tensorflow: one free port per local worker
   int on_node = -1;           // a per-process launch: the node it runs on; -1: node_rank
+  // Its health checks' first failure this round ("gpu: GPU 1: ..."), "" when healthy: a node
+  // that fails is never seated (DESIGN §5).
+  std::string health;
+  // The scheduler's name for its machine (SLURMD_NODENAME, Kubernetes' NODE_NAME, Azure's
+  // AZ_BATCH_NODE_ID), "" where none: what a bench is fed back to the scheduler with, and
+  // how a launcher started again on a benched machine is known.
+  std::string machine;
+  double nic_gbps = 0;  // its slowest InfiniBand/RoCE port's rate (the nic check), 0: none
 
   bool per_process() const { return on_node >= 0; }
   int node() const { return per_process() ? on_node : node_rank; }
@@ -38,6 +46,10 @@ std::optional<std::string> disagreement(const std::vector<NodeInfo>& nodes);
 // Why a node waiting for a seat in a running elastic job cannot join it (as disagreement()
 // says it, its node count aside), or nullopt.
 std::optional<std::string> newcomer_disagreement(const NodeInfo& member, NodeInfo newcomer);
+
+// The nodes whose slowest port is slower than the fastest node's: "node 2 (c) at 10.0.0.3:
+// 100 Gb/s (the others' slowest port: 400 Gb/s)", or "" (every node alike, or no nic check).
+std::string slower_ports(const std::vector<NodeInfo>& nodes);
 
 // Node ranks in [0, nnodes) that are not in `present`, as "2, 5 and 7".
 std::string missing_node_ranks(int nnodes, const std::vector<int>& present);

@@ -144,7 +144,8 @@ void JobVerdict::guardian_lost(const std::string& utc, bool waiting_for_peers,
     stop.signal = SIGKILL;
     stop.guardian_killed = true;
     stop.time = utc;
-    tell_peers(stop_record(SIGKILL, "its launcher was killed", utc));
+    if (!guardian_loss_is_node_loss_)
+      tell_peers(stop_record(SIGKILL, "its launcher was killed", utc));
     if (!outcome_.stopped) start_stop(std::move(stop), now);
   }
   if (outcome_.stopped && !outcome_.stopped->guardian_killed) {

@@ -53,6 +53,9 @@ class JobVerdict {
   void stop_from_outside(int sig, long sender_pid, const std::string& sender_name,
                          const std::string& utc, Clock::time_point now);
   void guardian_lost(const std::string& utc, bool waiting_for_peers, Clock::time_point now);
+  // An elastic job: a launcher killed alone is a lost node (DESIGN §5), not a stop of the job;
+  // its peers hear it from its connections closing, as from any lost launcher's.
+  void guardian_loss_is_node_loss() { guardian_loss_is_node_loss_ = true; }
   void peer_news(const PeerNews& news, Clock::time_point now);
   void hang_phase(HangPhase phase) { hang_phase_ = phase; }
   void hang_found(HangReport report, Clock::time_point now);
@@ -107,6 +110,7 @@ class JobVerdict {
   bool killed_ = false;
   bool stop_requested_ = false;
   bool peers_done_ = false;
+  bool guardian_loss_is_node_loss_ = false;
   int stop_signals_ = 0;            // INT, TERM and HUP this launcher got
   int stop_signal_ = 0;             // the one that stopped the job (here or on another node)
   std::uint64_t sent_signals_ = 0;  // bit N: the workers were sent signal N

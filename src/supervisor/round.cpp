@@ -35,7 +35,9 @@ Round::Round(const RunOptions& options, const sigset_t& original_mask, int signa
            [this] { on_guardian_lost(); }, [this](int sig, long sender) { on_stop(sig, sender); },
            [this](int sig) { pass_on(sig); }}),
       hang_watch_(seconds_to_ms(options.hang_timeout_seconds),
-                  seconds_to_ms(options.hang_startup_timeout_seconds)) {}
+                  seconds_to_ms(options.hang_startup_timeout_seconds)) {
+  if (options.guardian_loss_is_node_loss) verdict_.guardian_loss_is_node_loss();
+}
 
 RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
   reactor_.add(inbox_.fd(), EPOLLIN, [this](std::uint32_t) { inbox_.read_all(); });

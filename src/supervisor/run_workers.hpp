@@ -61,6 +61,8 @@ struct RunOptions {
   std::function<std::string(const RunOutcome&)> report_at_once;
   // Notices of the job's end (notice_desk.hpp); null: none are listened for.
   NoticeDesk* notices = nullptr;
+  // An elastic job: this launcher killed alone is a lost node, not the job's stop.
+  bool guardian_loss_is_node_loss = false;
 };
 
 struct WorkerExit {

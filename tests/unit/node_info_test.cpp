@@ -141,5 +141,32 @@ TEST(NodeInfo, ANewcomerToARunningJobIsComparedButForTheNodeCount) {
   EXPECT_EQ(why->find("number of nodes"), std::string::npos) << *why;
 }
 
+TEST(NodeInfo, ItsHealthAndMachineCrossTheWire) {
+  NodeInfo sick = node(3);
+  sick.health = "gpu: GPU 1: the driver's recovery action is reset the GPU (1)";
+  sick.machine = "node-c";
+  sick.nic_gbps = 200;
+  auto back = node_info_from_json(to_json(sick));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->health, sick.health);
+  EXPECT_EQ(back->machine, "node-c");
+  EXPECT_EQ(back->nic_gbps, 200);
+  auto healthy = node_info_from_json(to_json(node(1)));
+  ASSERT_TRUE(healthy);
+  EXPECT_EQ(healthy->health, "");
+  EXPECT_EQ(to_json(node(1)).find("health"), std::string::npos);  // nothing said: healthy
+}
+
+TEST(SlowerPorts, NamesTheNodesBelowTheFastest) {
+  std::vector<NodeInfo> nodes = {node(0), node(1), node(2)};
+  for (NodeInfo& n : nodes) n.addr = "10.0.0." + std::to_string(n.node_rank + 1);
+  EXPECT_EQ(slower_ports(nodes), "");  // no nic check ran
+  for (NodeInfo& n : nodes) n.nic_gbps = 400;
+  EXPECT_EQ(slower_ports(nodes), "");  // alike
+  nodes[2].nic_gbps = 100;
+  EXPECT_EQ(slower_ports(nodes),
+            "node 2 (host2) at 10.0.0.3: 100 Gb/s (the others' slowest port: 400 Gb/s)");
+}
+
 }  // namespace
 }  // namespace aml
