@@ -41,10 +41,6 @@ std::optional<Error> read_health_flags(const CommandLine& line, Options& options
   return std::nullopt;
 }
 
-}  // namespace aml
-
-namespace aml {
-
 namespace {
 
 std::vector<std::string> comma_list(const std::string& text) {

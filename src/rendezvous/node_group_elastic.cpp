@@ -146,6 +146,15 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     }
   }
   std::int64_t seen = 0;
+  // The round cannot be: every launcher that came (and the refused) is told why, and so is this.
+  auto fail_everyone = [&](const std::string& why) -> Result<Agreement> {
+    std::map<long, std::string> answers = refused;
+    for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
+    auto places = answer_records(elastic_key(round, "count"), answers, kLateMark);
+    places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
+    (void)control_->set_many(places);
+    return invalid("rendezvous", "round " + std::to_string(round), why);
+  };
   auto last_gone_look = start - kWaitingLook;
   const std::string count_key = elastic_key(round, "count");
   for (bool first_look = true;; first_look = false) {
@@ -258,12 +267,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           "a healthy node 0: node 0 (" + options_.self.host +
           ", which serves the rendezvous) failed its health check: " + options_.self.health +
           " (under --rdzv-backend etcd any node may sit out)";
-      std::map<long, std::string> answers = refused;
-      for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
-      auto places = answer_records(count_key, answers, kLateMark);
-      places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
-      (void)control_->set_many(places);
-      return invalid("rendezvous", "round " + std::to_string(round), why);
+      return fail_everyone(why);
     }
     if (decision == RoundStart::now) break;
     if (decision == RoundStart::too_few) {
@@ -273,12 +277,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           options_.self.run_id + " (--nnodes " + std::to_string(range.min) + ":" +
           std::to_string(range.max) + "); only " + std::to_string(joined.size()) +
           " came: " + who_came(joined, who) + sitting_out_text(sitting_out, who);
-      std::map<long, std::string> answers = refused;
-      for (std::size_t i = 1; i < joined.size(); ++i) answers[joined[i].id] = "error " + why;
-      auto places = answer_records(count_key, answers, kLateMark);
-      places.emplace_back(elastic_key(round, "counted"), std::to_string(seen));
-      (void)control_->set_many(places);
-      return invalid("rendezvous", "round " + std::to_string(round), why);
+      return fail_everyone(why);
     }
     if (auto resumed = resumed_round(); resumed && *resumed != round) {
       return decide_members(*resumed);
