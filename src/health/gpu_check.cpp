@@ -125,7 +125,7 @@ HealthResult check_gpus(const HealthSettings& settings, HealthLooks& looks) {
                                 "AML_NVML_LIBRARY",
                                 {"libnvidia-ml.so.1", "libnvidia-ml.so"}});
     if (!handle) {
-      result.figure = "no NVIDIA driver here: " + handle.error().message();
+      result.figure = std::string(kNoDriver) + ": " + handle.error().message();
       return result;
     }
     auto nvml = std::make_unique<HealthLooks::Nvml>();

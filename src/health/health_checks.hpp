@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "health/health_report.hpp"
@@ -55,6 +56,7 @@ class HealthLooks {
 };
 
 HealthResult check_gpus(const HealthSettings& settings, HealthLooks& looks);
+inline constexpr std::string_view kNoDriver = "no NVIDIA driver here";  // how its figure begins
 HealthResult check_nics(const HealthSettings& settings, HealthLooks& looks);
 HealthResult check_path(const HealthSettings& settings, const std::string& path);
 HealthResult check_command(const HealthSettings& settings);

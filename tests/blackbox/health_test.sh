@@ -14,6 +14,8 @@
 #    the first seats the last round's members without reading them again: that node, its checks
 #    failed after its seat was given, ends the round without using a restart (--max-restarts 1
 #    is spent by the failure that ended round 0) and is benched; the spare takes node rank 3.
+# 7. Two nodes and no spare (2:2, --bench-after 1): node 1's rank fails first; benched, it is
+#    seated again, saying so, since without it the job would end; the job finishes.
 # With AML_TEST_RDZV=etcd every case again with the rendezvous in a real three-member etcd on
 # hosts 5-7.
 # usage: health_test.sh AML_LAUNCH NVML_STAND_IN_LIBRARY
@@ -240,6 +242,25 @@ touch "$WORK/$J.finish"
 got=""
 for h in 0 1 2 3 4; do got="$got$(wait_status $J $h 20) "; done
 check "four: the job exits 0 on every host ($got)" [ "$got" = "0 0 0 0 0 " ] || show $J
+
+# --- 7. A benched node seated again where the job would otherwise end.
+J=reseat
+start $J 0 no_env --nnodes 2:2 $(rdzv 29477 "reseat-$$") --nproc-per-node 1 --max-restarts 2 \
+  --rdzv-last-call 1 --node-timeout 5 --bench-after 1
+sleep 0.5
+start $J 1 no_env --nnodes 2:2 $(rdzv 29477 "reseat-$$") --nproc-per-node 1 --max-restarts 2 \
+  --rdzv-last-call 1 --node-timeout 5 --bench-after 1
+wait_file "$WORK/$J.rank.1.0" 20
+touch "$WORK/$J.fail.1.0"
+wait_file "$WORK/$J.rank.1.1" 20
+check "reseat: host 1, benched after its rank failed first, runs round 1: no spare, MIN 2" \
+  [ -e "$WORK/$J.rank.1.1" ] || show $J
+check "reseat: it is said" \
+  grep -q "benched node(s) .*10.77.0.2) seated again: without them the job would have fewer than 2 nodes and end" \
+  "$WORK/$J".out.* || show $J
+touch "$WORK/$J.finish"
+got="$(wait_status $J 0 20) $(wait_status $J 1 20)"
+check "reseat: the job exits 0 on both hosts ($got)" [ "$got" = "0 0" ] || show $J
 
 left=$(grep -l -s "AML_TEST_MARK=$MARK" /proc/[0-9]*/environ | wc -l)
 check "nothing of the jobs is left ($left)" [ "$left" = 0 ]

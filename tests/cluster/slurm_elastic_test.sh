@@ -3,8 +3,8 @@
 # munged, a slurmctld on node 0 and one slurmd per node, each node a network namespace of its own
 # (tests/cluster/netns_cluster.sh: its own address, the nodes' names in its hosts file).
 # `srun -N 3 aml-launch --nnodes 2:2`: two nodes run, the third waits as a hot spare; one running
-# node's task is killed (its launcher SIGKILLed, as a lost node); the spare takes its node rank and
-# the job finishes.
+# node's task is killed (kill -9 of the pid srun started: its launcher alone, a lost node, not a
+# stop of the job); the spare takes its node rank and the job finishes.
 # usage: slurm_elastic_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -105,18 +105,25 @@ for node in $members; do
   [ "$(cut -d' ' -f1 "$W/rank.$node.0")" = 1 ] && victim=$node
 done
 spare=$(for i in $(seq 0 $((NODES - 1))); do echo "${NET}n$i"; done | grep -v -x -F "$(tr ' ' '\n' <<<"$members")")
-# The victim's launcher: the aml-launch processes of that node's step task.
+# The victim's launcher as srun started it (its task's pid, the launcher's guardian: the
+# aml-launch process whose parent is slurmstepd), killed alone: a lost node, not a stop of the
+# job (its supervisor ends the node's workers and goes, as a lost node's would).
 pids=$(grep -l -s "SLURMD_NODENAME=$victim" /proc/[0-9]*/environ | cut -d/ -f3 | while read -r p; do
-  [ "$(readlink "/proc/$p/exe")" = "$BIN" ] && echo "$p"; done | sort -rn)
-kill -KILL $pids 2>/dev/null
+  [ "$(readlink "/proc/$p/exe")" = "$BIN" ] && echo "$p"; done)
+task=""
+for p in $pids; do
+  parent=$(ps -o ppid= -p "$p" | tr -d ' ')
+  [ "$(readlink "/proc/$parent/exe" 2>/dev/null)" = "$BIN" ] || task=$p
+done
+check "node $victim's task is its launcher's guardian ($task)" [ -n "$task" ]
+kill -KILL $task 2>/dev/null
 for _ in $(seq 300); do [ -e "$W/rank.$spare.1" ] && break; sleep 0.1; done
-check "node $victim's task killed: the spare ($spare) takes node rank 1 in round 1" \
+check "node $victim's task (its launcher alone) killed: the spare ($spare) takes node rank 1 in round 1" \
   bash -c "[ \"\$(cat '$W/rank.$spare.1' 2>/dev/null)\" = '1 2' ]" || cat "$W/srun.err"
 touch "$W/finish"
 wait $srun_pid
 status=$?
-# srun reports the killed task (Killed; or 137 where its guardian outlived its supervisor by a
-# moment and ended the task itself) and exits with its status; every other task exited 0
+# srun reports the killed task (Killed) and exits with its status; every other task exited 0
 # (srun names any that did not), and both workers of round 1 ended well.
 check "the job finishes: round 1's workers on node 0 and the spare end well, the other tasks exit 0" \
   bash -c "[ -e '$W/done.${NET}n0.1' ] && [ -e '$W/done.$spare.1' ] && [ $status = 137 ] &&

@@ -176,6 +176,22 @@ TEST_F(HealthChecks, AnXidSinceTheLastLookFailsOnce) {
   EXPECT_TRUE(check_gpus(settings_, looks_).ok);  // read once: none since
 }
 
+TEST_F(HealthChecks, AutoGoesOnWithoutTheDriverSayingSo) {
+  gpus(2);  // device files, but no NVML to open: a CPU job's container on a GPU node
+  setenv("AML_NVML_LIBRARY", (root_ + "/no-such-libnvidia-ml.so.1").c_str(), 1);
+  settings_.automatic = true;
+  HealthReport report = run_health_checks(settings_, looks_);
+  ASSERT_EQ(report.results.size(), 1u);
+  EXPECT_TRUE(report.results[0].ok);
+  EXPECT_TRUE(report.results[0].figure.starts_with("skipped (auto): no NVIDIA driver here"))
+      << report.results[0].figure;
+  settings_.automatic = false;
+  settings_.gpu = true;  // asked for by name: a failure
+  report = run_health_checks(settings_, looks_);
+  ASSERT_EQ(report.results.size(), 1u);
+  EXPECT_FALSE(report.results[0].ok);
+}
+
 TEST_F(HealthChecks, NoDriverIsSaidPlainly) {
   gpus(1);
   setenv("AML_NVML_LIBRARY", (root_ + "/no-such-libnvidia-ml.so.1").c_str(), 1);
