@@ -1,6 +1,7 @@
 // --health-checks, --health-path, --health-command, --health-timeout, --bench-after and
 // --bad-nodes-file: what each node checks of itself, and how long blame lasts.
 #include "options.hpp"
+#include "topology/numbers.hpp"
 
 namespace aml {
 

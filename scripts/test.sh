@@ -67,6 +67,7 @@ suite_start=$(date +%s)
 declare -A beside=()
 finish_up() {
   local status=$?
+  local stopped_in=$stage_name broken=0
   stage ""
   for pid in "${beside[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
   echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s)"
@@ -74,13 +75,20 @@ finish_up() {
   # The closing line: every test of every ctest run, as ctest counted them.
   local passed=0 failed=0 total bad
   for log in "$work"/ctest-*.log; do
+    [ -e "$log" ] || continue
     read -r total bad < <(sed -nE 's/.* tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2 \1/p' "$log" | tail -1) ||
       continue
     passed=$((passed + total - bad)) failed=$((failed + bad))
   done
+  # A stage that stopped the suite with no failed test to show for it (a build that failed):
+  # a failed test of the closing line, named, never a run that only looks shorter.
+  if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
+    echo "FAIL the stage \"${stopped_in:-the set-up}\" stopped the suite (exit $status)"
+    broken=1
+  fi
   rm -rf "$work" /tmp/aml-launch-test-ports
   check_machine || status=1
-  echo "$((passed + machine_passed)) passed, $((failed + machine_failed)) failed"
+  echo "$((passed + machine_passed)) passed, $((failed + machine_failed + broken)) failed"
   exit "$status"
 }
 check_machine() {  # the machine as the suite found it (one test of the closing line)

@@ -111,6 +111,10 @@ struct HealthLooks::Nvml {
   bool registered = false;
 };
 
+// Here, where Nvml is whole. NVML is left open: the process ends with it.
+HealthLooks::HealthLooks() = default;
+HealthLooks::~HealthLooks() = default;
+
 bool has_gpus(const HealthSettings& settings) {
   if (settings.visible_gpus) return !settings.visible_gpus->empty();
   return device_files(settings.machine_root) > 0;

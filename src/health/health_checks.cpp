@@ -47,9 +47,6 @@ std::optional<std::string> read_health_checks(const std::string& words, HealthSe
   return std::nullopt;
 }
 
-HealthLooks::HealthLooks() = default;
-HealthLooks::~HealthLooks() = default;  // NVML is left open: the process ends with it
-
 std::optional<std::uint64_t> HealthLooks::last(const std::string& name) const {
   for (const auto& [key, figure] : counters) {
     if (key == name) return figure;
