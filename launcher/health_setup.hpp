@@ -11,6 +11,10 @@
 
 namespace aml {
 
+// Whether the launch checks this node: at every round where it meets other nodes (what
+// --health-checks says), alone only what was asked for by name.
+bool health_checked(const Options& options, const Topology& topology);
+
 // --dry-run: the plan, and the checks run as a round would run them, each with its time.
 std::string plan_with_health(const Options& options, const LaunchPlan& plan);
 

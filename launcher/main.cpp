@@ -33,6 +33,7 @@
 #include "topology/detect.hpp"
 #include "util/expand_fields.hpp"
 #include "util/replace_file.hpp"
+#include "util/write_all.hpp"
 
 extern char** environ;
 
@@ -162,7 +163,8 @@ int run(int argc, char** argv) {
   if (!notices) return fail(notices.error());
 
   if (options.dry_run) {
-    std::cout << plan_with_health(options, plan);
+    // One write: the plans of several tasks sharing one output (srun -n 2) do not mix.
+    (void)write_all(STDOUT_FILENO, plan_with_health(options, plan));
     return 0;
   }
   if (options.command.empty()) {
@@ -206,7 +208,7 @@ int run(int argc, char** argv) {
   ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
   if (plan.rendezvous) rounds.held_by(*plan.rendezvous);
   const bool grouped = joins_group(options, plan.topology);
-  if (grouped || options.health.asked_alone()) health->begin();
+  if (health_checked(options, plan.topology)) health->begin();
   if (grouped) {
     auto started = start_node_group(
         options, plan, *inputs, *auth, *backend,
