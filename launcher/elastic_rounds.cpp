@@ -82,7 +82,7 @@ std::string ElasticRounds::with_rounds(const std::string& summary_json) const {
   if (!bench_.empty()) {
     auto& benched = summary["benched"] = nlohmann::ordered_json::array();
     for (const BenchedNode& node : bench_) {
-      benched.push_back(nlohmann::ordered_json::parse(bench_json(node).dump()));
+      benched.push_back(bench_json(node));
     }
   }
   if (rendezvous_) {

@@ -208,7 +208,8 @@ int run(int argc, char** argv) {
   ElasticRounds rounds;  // an elastic job's: each round's members and why it ended
   if (plan.rendezvous) rounds.held_by(*plan.rendezvous);
   const bool grouped = joins_group(options, plan.topology);
-  if (health_checked(options, plan.topology)) health->begin();
+  const bool checked = health_checked(options, plan.topology);
+  if (checked) health->begin();
   if (grouped) {
     auto started = start_node_group(
         options, plan, *inputs, *auth, *backend,
@@ -221,7 +222,7 @@ int run(int argc, char** argv) {
     }
     group = std::move(*started);
   }
-  if (!grouped && options.health.asked_alone()) {
+  if (!grouped && checked) {
     if (auto failed = alone_health_failure(*health)) {
       std::cerr << "aml-launch: error: " << *failed << "\n";
       return 1;

@@ -177,7 +177,7 @@ void record_benched(const Options& options, const std::string& job_id, const Ben
       "; it holds no rank again in this job while a spare or MIN allows\n";
   (void)!write(STDERR_FILENO, line.data(), line.size());
   if (options.bad_nodes_file.empty()) return;
-  nlohmann::ordered_json entry = nlohmann::ordered_json::parse(bench_json(node).dump());
+  nlohmann::ordered_json entry = bench_json(node);
   entry["job"] = job_id;
   const std::string text = entry.dump() + "\n";
   // One write of a line opened for appending: the lines of several jobs do not mix.

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "health/health_checks.hpp"
+#include "util/seconds_text.hpp"
 
 extern char** environ;
 
@@ -124,8 +125,7 @@ HealthResult check_command(const HealthSettings& settings) {
   }
   const std::string said = last_lines(output, 3);
   if (timed_out) {
-    result.figure = "did not end within --health-timeout " +
-                    std::to_string(settings.bound.count() / 1000.0).substr(0, 4) + " s";
+    result.figure = "did not end within --health-timeout " + seconds_text(settings.bound);
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     result.ok = true;
     result.figure = "exit 0" + (said.empty() ? "" : ": " + said);

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <thread>
 
+#include "util/seconds_text.hpp"
+
 namespace aml {
 namespace {
 
@@ -127,9 +129,8 @@ HealthReport HealthWatch::verdict() {
     pending_.reset();
     HealthReport report;
     report.results.push_back({"checks", false,
-                              "no answer within --health-timeout " +
-                                  std::to_string(settings_.bound.count() / 1000.0).substr(0, 4) +
-                                  " s (a GPU or a filesystem that does not answer)",
+                              "no answer within --health-timeout " + seconds_text(settings_.bound) +
+                                  " (a GPU or a filesystem that does not answer)",
                               seconds_since(begun_)});
     report.seconds = seconds_since(begun_);
     return last_ = report;

@@ -4,7 +4,7 @@
 
 namespace aml {
 
-nlohmann::json bench_json(const BenchedNode& node) {
+nlohmann::ordered_json bench_json(const BenchedNode& node) {
   return {{"launcher", node.launcher}, {"host", node.host},           {"addr", node.addr},
           {"machine", node.machine},   {"node_rank", node.node_rank}, {"reason", node.reason},
           {"figure", node.figure},     {"time", node.time},           {"round", node.round}};

@@ -24,7 +24,8 @@ struct BenchedNode {
   int round = 0;        // the round it was benched before
 };
 
-nlohmann::json bench_json(const BenchedNode& node);
+// In the order people read it (--bad-nodes-file, the summary, the seats' record).
+nlohmann::ordered_json bench_json(const BenchedNode& node);
 std::optional<BenchedNode> benched_from_json(const nlohmann::json& j);
 std::vector<BenchedNode> bench_from_json(const nlohmann::json& list);
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "store/core/wait_grid.hpp"
+#include "util/seconds_text.hpp"
 
 namespace aml::group_timing {
 
@@ -62,12 +63,6 @@ inline milliseconds left_until(std::chrono::steady_clock::time_point deadline) {
                                        deadline - std::chrono::steady_clock::now()));
 }
 
-inline std::string seconds_text(milliseconds ms) {
-  auto s = ms.count() / 1000.0;
-  std::string text = std::to_string(s);
-  text.erase(text.find_last_not_of('0') + 1);
-  if (text.back() == '.') text.pop_back();
-  return text + " s";
-}
+using aml::seconds_text;  // util/seconds_text.hpp
 
 }  // namespace aml::group_timing

@@ -291,10 +291,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   const int nodes = static_cast<int>(members.by_rank.size());
   const int restarts_used = last.restarts_used;
   std::map<long, int> seats;
-  nlohmann::json record = {{"restarts_used", restarts_used}, {"seats", nlohmann::json::array()}};
-  auto& bench = record["bench"] = nlohmann::json::array();
+  nlohmann::ordered_json record = {{"restarts_used", restarts_used},
+                                   {"seats", nlohmann::ordered_json::array()}};
+  auto& bench = record["bench"] = nlohmann::ordered_json::array();
   for (const BenchedNode& node : book.bench) bench.push_back(bench_json(node));
-  auto& first_failures = record["first_failures"] = nlohmann::json::object();
+  auto& first_failures = record["first_failures"] = nlohmann::ordered_json::object();
   for (const auto& [id, count] : book.first_failures) first_failures[std::to_string(id)] = count;
   // By launcher; the others (unread, gone) are late.
   std::map<long, std::string> answers = refused;

@@ -23,7 +23,6 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   // This node's checks (begun with the rendezvous: at the launcher's start for the first
   // round); what it says of itself carries their verdict, so that it is never seated failing.
   if (options_.health && options_.health->active()) {
-    options_.health->begin();
     const HealthReport report = options_.health->verdict();
     options_.self.health = report.failure();
     options_.self.nic_gbps = report.slowest_gbps();
@@ -266,7 +265,7 @@ std::string NodeGroup::verdict_of(const Agreement& agreement, const std::string&
   if (!agreement.bench.empty()) {
     auto& bench = verdict["bench"] = nlohmann::ordered_json::array();
     for (const BenchedNode& node : agreement.bench) {
-      bench.push_back(nlohmann::ordered_json::parse(bench_json(node).dump()));
+      bench.push_back(bench_json(node));
     }
   }
   const bool all_needed = std::any_of(agreement.nodes.begin(), agreement.nodes.end(),

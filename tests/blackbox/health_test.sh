@@ -16,6 +16,8 @@
 #    is spent by the failure that ended round 0) and is benched; the spare takes node rank 3.
 # 7. Two nodes and no spare (2:2, --bench-after 1): node 1's rank fails first; benched, it is
 #    seated again, saying so, since without it the job would end; the job finishes.
+# 8. Node 0 fails its own check: with node 0's store (it serves the rendezvous, it cannot sit
+#    out) every node stops naming it; under etcd it sits out and the others run.
 # With AML_TEST_RDZV=etcd every case again with the rendezvous in a real three-member etcd on
 # hosts 5-7.
 # usage: health_test.sh AML_LAUNCH NVML_STAND_IN_LIBRARY
@@ -261,6 +263,32 @@ check "reseat: it is said" \
 touch "$WORK/$J.finish"
 got="$(wait_status $J 0 20) $(wait_status $J 1 20)"
 check "reseat: the job exits 0 on both hosts ($got)" [ "$got" = "0 0" ] || show $J
+
+# --- 8. Node 0 failing its own check.
+J=zero
+touch "$WORK/$J.sick.0"
+ARGS=(--nnodes 2:2 $(rdzv 29478 "zero-$$") --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 5
+  --health-command 'test ! -e "$W/$JOB.sick.$HOST_ID"')
+if [ "$BACKEND" = etcd ]; then
+  start_three $J no_env "${ARGS[@]}"
+  wait_file "$WORK/$J.rank.1.0" 20 && wait_file "$WORK/$J.rank.2.0" 10
+  check "zero, etcd: host 0 sits out; hosts 1 and 2 run round 0" \
+    bash -c "[ ! -e '$WORK/$J.rank.0.0' ] && [ -e '$WORK/$J.rank.2.0' ]" || show $J
+  got=$(end_job $J)
+  check "zero, etcd: the job exits 0 on every host ($got)" [ "$got" = "0 0 0" ] || show $J
+else
+  # Two hosts: a launcher that came after node 0 stopped would wait --rdzv-timeout for node 0's
+  # store to come back, as after any loss of node 0.
+  start $J 0 no_env "${ARGS[@]}"
+  sleep 0.5
+  start $J 1 no_env "${ARGS[@]}"
+  got="$(wait_status $J 0 20) $(wait_status $J 1 20)"
+  check "zero: node 0 failing its check stops every node ($got), no worker started" \
+    bash -c "[ '$got' = '2 2' ] && ! ls '$WORK/$J'.rank.* >/dev/null 2>&1" || show $J
+  check "zero: every node names node 0, the rendezvous it serves and its check" bash -c \
+    "for h in 0 1; do grep -q 'node 0 (.*, which serves the rendezvous) failed its health check: command: exit 1' \"$WORK/$J.out.\$h\" || exit 1; done" ||
+    show $J
+fi
 
 left=$(grep -l -s "AML_TEST_MARK=$MARK" /proc/[0-9]*/environ | wc -l)
 check "nothing of the jobs is left ($left)" [ "$left" = 0 ]

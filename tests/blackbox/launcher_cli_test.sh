@@ -44,27 +44,36 @@ check "a launcher inside a launcher without the flag runs once as each rank ($ou
   bash -c "[ $status = 0 ] && grep -qx '\[rank 0\] 0/2' <<<\"\$1\" && grep -qx '\[rank 1\] 1/2' <<<\"\$1\"" _ "$out"
 expect_status "unknown option exits 2" 2 clean "$BIN" --no-such-flag -- true
 expect_status "no command exits 2" 2 clean "$BIN"
-# Elastic flags: each wrong one named, nothing started.
-elastic_error() {  # elastic_error NAME NAMING ARGS...: exit 2, the message names NAMING
+# Wrong flags (elastic ones first): each named, nothing started.
+flag_error() {  # flag_error NAME NAMING ARGS...: exit 2, the message names NAMING
   local name=$1 naming=$2
   shift 2
   out=$(clean "$BIN" "$@" -- touch "$WORK/ran" 2>&1)
   status=$?
-  check "elastic, $name: exit 2 naming $naming, nothing started ($out)" \
+  check "$name: exit 2 naming $naming, nothing started ($out)" \
     bash -c "[ $status = 2 ] && grep -q -- '$naming' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
 }
-elastic_error "MIN above MAX" "--nnodes=4:2" --nnodes 4:2 --rdzv-endpoint 127.0.0.1
-elastic_error "a node rank" "--node-rank" --nnodes 2:4 --node-rank 1 --rdzv-endpoint 127.0.0.1
-elastic_error "a rendezvous backend of nobody's" "--rdzv-backend=zookeeper" --nnodes 2:4 --rdzv-backend zookeeper
-elastic_error "etcd's v2 API (gone in etcd 3.6)" "--rdzv-backend=etcd-v2" --nnodes 2:4 --rdzv-backend etcd-v2
-elastic_error "etcd without its members" "--rdzv-endpoint is not set: etcd" --nnodes 2:4 --rdzv-backend etcd
-elastic_error "etcd with a member that is no host" "--rdzv-endpoint" --nnodes 2:4 --rdzv-backend etcd \
+flag_error "elastic, MIN above MAX" "--nnodes=4:2" --nnodes 4:2 --rdzv-endpoint 127.0.0.1
+flag_error "elastic, a node rank" "--node-rank" --nnodes 2:4 --node-rank 1 --rdzv-endpoint 127.0.0.1
+flag_error "elastic, a rendezvous backend of nobody's" "--rdzv-backend=zookeeper" --nnodes 2:4 --rdzv-backend zookeeper
+flag_error "elastic, etcd's v2 API (gone in etcd 3.6)" "--rdzv-backend=etcd-v2" --nnodes 2:4 --rdzv-backend etcd-v2
+flag_error "elastic, etcd without its members" "--rdzv-endpoint is not set: etcd" --nnodes 2:4 --rdzv-backend etcd
+# Health flags: each wrong one named, nothing started; a node alone stops at a check it names.
+flag_error "a check of nobody's" '--health-checks=gpu,disk: expected auto, none, or a list' --health-checks gpu,disk
+flag_error "paths without a path" '--health-checks=paths: expected paths with at least one --health-path' --health-checks paths
+flag_error "command without a command" '--health-checks=command: expected command with --health-command' --health-checks command
+flag_error "a bound of 0" '--health-timeout=0' --health-timeout 0
+flag_error "a bench of 0 rounds" '--bench-after=0' --bench-after 0
+out=$(clean "$BIN" --health-command 'echo scratch is full; exit 3' -- touch "$WORK/ran" 2>&1); status=$?
+check "a node alone whose --health-command fails: exit 1 naming it, nothing started ($out)" \
+  bash -c "[ $status = 1 ] && grep -q 'this node failed its health check: command: exit 3: scratch is full' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+flag_error "elastic, etcd with a member that is no host" "--rdzv-endpoint" --nnodes 2:4 --rdzv-backend etcd \
   --rdzv-endpoint e0:2379,:x
-elastic_error "--admit-newcomers" "--admit-newcomers=sometimes" --nnodes 2:4 --admit-newcomers sometimes
-elastic_error "{node_rank} in --summary-file" "--summary-file" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 \
+flag_error "elastic, --admit-newcomers" "--admit-newcomers=sometimes" --nnodes 2:4 --admit-newcomers sometimes
+flag_error "elastic, {node_rank} in --summary-file" "--summary-file" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 \
   --summary-file "$WORK/s.{node_rank}.json"
-elastic_error "--preflight" "--preflight=gloo" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 --preflight
-elastic_error "no endpoint" "--rdzv-endpoint" --nnodes 2:4
+flag_error "elastic, --preflight" "--preflight=gloo" --nnodes 2:4 --rdzv-endpoint 127.0.0.1 --preflight
+flag_error "elastic, no endpoint" "--rdzv-endpoint" --nnodes 2:4
 for bad in "--term-timeout -1" "--term-timeout 1s" "--rdzv-timeout 0" "--rdzv-timeout nan" \
   "--preflight-min-busbw 0" "--preflight-min-busbw 2x" "--preflight=fast"; do
   expect_status "$bad is refused with exit 2" 2 clean "$BIN" $bad -- true
