@@ -37,8 +37,11 @@ RANK_VARIABLES = ["RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP
 RECORDER = """import json, os, sys
 argv = sys.argv[2:] if sys.argv[1:2] == ["--as"] else sys.argv
 names = %r + ["MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE"]
-with open(os.path.join(os.environ["RECORD"], os.environ["RANK"] + ".json"), "w") as f:
+# Whole or not there: a rank stopped by another's failure (fail-fast) may die mid-write.
+path = os.path.join(os.environ["RECORD"], os.environ["RANK"] + ".json")
+with open(path + ".part", "w") as f:
     json.dump({"argv": argv, "env": {n: os.environ.get(n) for n in names}}, f)
+os.replace(path + ".part", path)
 if os.environ.get("FAIL_RANK") == os.environ["RANK"]:
     sys.exit(3)
 """ % RANK_VARIABLES
@@ -73,6 +76,8 @@ def run(launcher, words, work, tag, extra_env=None):
                           timeout=180)
     ranks = {}
     for name in os.listdir(record):
+        if not name.endswith(".json"):
+            continue  # a record its rank did not finish (stopped by another rank's failure)
         with open(os.path.join(record, name)) as f:
             ranks[int(name.split(".")[0])] = json.load(f)
     return done, ranks
