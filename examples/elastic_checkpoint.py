@@ -18,12 +18,14 @@ def main():
     pause = float(sys.argv[3]) if len(sys.argv) > 3 else 0.2
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
+    # Restarts spent so far, not rounds: a round that only grew the job (--admit-newcomers
+    # at-once) or replaced a lost node keeps the count, as under torchrun.
     restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
     state = {"step": 0, "total": 0.0}
     if os.path.exists(checkpoint):
         state = torch.load(checkpoint)
     resumed_at = state["step"]
-    print(f"round {restart}: rank {rank} of {world} resumes at step {resumed_at}", flush=True)
+    print(f"restart {restart}: rank {rank} of {world} resumes at step {resumed_at}", flush=True)
     for step in range(resumed_at, steps):
         ones = torch.ones(1)
         dist.all_reduce(ones)

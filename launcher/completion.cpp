@@ -41,7 +41,10 @@ std::string zsh_action(std::string_view completes) {
   if (completes == "<file>") return "_files";
   if (completes == "<dir>") return "_files -/";
   if (completes.empty()) return " ";
-  return "(" + std::string(completes) + ")";
+  // Appended, not "(" + std::string: GCC 12's -Wrestrict misreads that in a Release build.
+  std::string action = "(";
+  action.append(completes).append(")");
+  return action;
 }
 
 std::string zsh_script() {
@@ -92,10 +95,13 @@ std::string tcsh_script() {
         short_flags += std::string(short_flags.empty() ? "" : " ") + std::string(name.substr(1));
       }
       if (flag.takes != Takes::value || flag.completes.empty()) continue;
-      const std::string kind = flag.completes == "<file>" ? "f"
-                               : flag.completes == "<dir>"
-                                   ? "d"
-                                   : "(" + std::string(flag.completes) + ")";
+      std::string kind = "(";
+      if (flag.completes == "<file>")
+        kind = "f";
+      else if (flag.completes == "<dir>")
+        kind = "d";
+      else
+        kind.append(flag.completes).append(")");
       values += " 'n/" + std::string(name) + "/" + kind + "/'";
     }
   }

@@ -11,14 +11,15 @@ Result<LocalWorkerStores> serve_local_worker_stores(const Topology& t, const Pla
       bind, t.master_port, std::make_shared<store::AdmittedHosts>(),
       "this launcher serves its workers' torch store on MASTER_PORT, so that port must be free "
       "here (or --worker-store torch: rank 0's worker serves it)",
-      "aml-launch");
+      "aml-launch", StoreHost::Serving::at_serve);
   if (!torch) return torch.error();
   stores.torch = std::move(*torch);
   if (inputs.local_store_port != 0) {
     // Loopback alone: every worker of the job is on this host.
-    auto rank_library = StoreHost::start(
-        "127.0.0.1", inputs.local_store_port, inputs.store_token, store::ServerAuth{},
-        "this launcher serves its workers' AML_LAUNCH_STORE", "aml-launch");
+    auto rank_library =
+        StoreHost::start("127.0.0.1", inputs.local_store_port, inputs.store_token,
+                         store::ServerAuth{}, "this launcher serves its workers' AML_LAUNCH_STORE",
+                         "aml-launch", StoreHost::Serving::at_serve);
     if (!rank_library) return rank_library.error();
     stores.rank_library = std::move(*rank_library);
   }

@@ -24,6 +24,7 @@
 #include "placement_setup.hpp"
 #include "plan/launch_plan.hpp"
 #include "plan_inputs.hpp"
+#include "preflight_run.hpp"
 #include "program_command.hpp"
 #include "rendezvous/node_group.hpp"
 #include "supervisor/console.hpp"
@@ -57,9 +58,6 @@ void say_after_workers(const Options& options, const std::string& text,
   write_within(STDERR_FILENO, text, patience);
 }
 
-using RoundMaker = std::function<Result<RoundLaunch>(
-    const std::string& phase, const std::vector<std::string>& command, int restart_count)>;
-
 // --summary-file, when asked for; what to say on stderr if it cannot be written.
 std::string write_summary_file(const Options& options, const RunOutcome& outcome,
                                const NodeIdentity& node, bool final, const ElasticRounds& rounds) {
@@ -69,38 +67,6 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
   if (replace_file(options.summary_file, summary)) return "";
   return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
          std::strerror(errno) + "\n";
-}
-
-// --preflight: every rank joins a communicator and checks allreduce before the command runs.
-// Its output goes to the console only (the per-rank log files are the command's).
-int run_preflight(const Options& options, const LaunchPlan& plan, const Env& env,
-                  const NodeIdentity& node, PeerLink* peers, const RoundMaker& round_of) {
-  const std::string program = preflight_program();
-  if (access(program.c_str(), X_OK) != 0) {
-    return fail(invalid("--preflight", *options.preflight,
-                        "aml-preflight next to aml-launch (" + program + " is missing)"));
-  }
-  std::vector<std::string> command = {program, "--backend", *options.preflight};
-  if (options.preflight_min_busbw > 0) {
-    command.push_back("--min-busbw");
-    command.push_back(std::to_string(options.preflight_min_busbw));
-  }
-  OutputOptions output = output_options(options, plan, env);
-  output.log_dir.clear();
-  RunOptions run_options;
-  run_options.term_timeout_seconds = options.term_timeout_seconds;
-  run_options.output = output;
-  run_options.peers = peers;
-  RunOutcome outcome = run_workers(
-      [&](int restart) { return round_of("preflight", command, restart); }, run_options);
-  if (outcome.exit_code == 0) return 0;
-  std::string said;
-  if (outcome.start_error)
-    said = "aml-launch: cannot start the preflight: " + outcome.start_error->message() + "\n";
-  said += failure_summary_text(outcome, node) + "aml-launch: the preflight failed (exit " +
-          std::to_string(outcome.exit_code) + "): the command was not started\n";
-  say_after_workers(options, said, outcome.stop_requested);
-  return outcome.exit_code;
 }
 
 // {rank}, {local_rank} and {node_rank} in --summary-file and --log-dir: this launcher's place,
@@ -335,7 +301,13 @@ int run(int argc, char** argv) {
     return launch;
   };
   if (options.preflight) {
-    if (int status = run_preflight(options, plan, env, node, group.get(), round_of); status != 0)
+    if (int status = run_preflight(
+            options, plan, env, node, group.get(), round_of,
+            [&local_stores] { return local_stores.on_first_use(); },
+            [&options](const std::string& text, bool stop_requested) {
+              say_after_workers(options, text, stop_requested);
+            });
+        status != 0)
       return status;
   }
   auto launches = [&](int restart_count) {
@@ -370,6 +342,7 @@ int run(int argc, char** argv) {
   });
   run_options.notices = &desk;
   run_options.guardian_loss_is_node_loss = group && plan.topology.elastic;
+  run_options.on_first_use = [&local_stores] { return local_stores.on_first_use(); };
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);
   if (!notices->file.empty()) unlink(notices->file.c_str());

@@ -71,8 +71,18 @@ Result<JobAuth> job_auth_for(const Options& options, const Topology& t, Env& env
     env.erase(std::string(variable));
   }
   if (!auth) return auth.error();
-  if (has_store && auth->source() == JobAuth::Source::none &&
-      (options.require_auth || require_auth_from(env))) {
+  const bool required = options.require_auth || require_auth_from(env);
+  if (!auth->exposure().empty()) {
+    if (required) {
+      return invalid(options.require_auth ? "--require-auth" : std::string(kRequireAuthVariable),
+                     "set", "a job secret only its owner can read or replace: " + auth->exposure());
+    }
+    // Once a job where a store uses it: each node's launcher, or rank 0's of a per-process one.
+    if (has_store && (t.launch != Launch::per_process || t.rank == 0)) {
+      std::cerr << "aml-launch: warning: " + auth->exposure() + "; --require-auth refuses it\n";
+    }
+  }
+  if (has_store && auth->source() == JobAuth::Source::none && required) {
     return invalid(options.require_auth ? "--require-auth" : std::string(kRequireAuthVariable),
                    "set",
                    "a job secret on every node (--rdzv-secret-file FILE, AML_LAUNCH_SECRET_FILE "
@@ -161,9 +171,9 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
     // The node at the endpoint serves the store and is node 0; the others get theirs at each
     // round.
     group.self.node_rank = plan.elastic && plan.elastic->serves_store ? 0 : -1;
-    group.say = std::move(say);
     group.admit_at_once = options.admit_at_once;
   }
+  group.say = std::move(say);  // a waiting launcher says why; elastic: its rounds
   auto engine = rendezvous_engine_for(group);
   if (!engine) return engine.error();
   return NodeGroup::start(std::move(group), std::move(*engine));

@@ -4,6 +4,7 @@
 #include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/store_rendezvous.hpp"
+#include "rendezvous/wait_progress.hpp"
 
 namespace aml {
 namespace {
@@ -18,7 +19,16 @@ Result<RendezvousEngine> etcd_engine(const GroupOptions& options) {
   etcd::SessionOptions session_options{
       options.backend.endpoints, "/aml-launch/" + options.token + "/", options.node_timeout,
       std::string(group_timing::kJobEndKey), options.backend.access};
-  auto session = etcd::EtcdSession::start(session_options, options.rdzv_timeout);
+  // While etcd does not answer, this node says so (wait_progress.hpp), as under node 0's store.
+  WaitProgress progress;
+  auto session = attempt_saying<std::shared_ptr<etcd::EtcdSession>>(
+      progress, options.rdzv_timeout,
+      [&session_options](milliseconds slice) {
+        return etcd::EtcdSession::start(session_options, slice);
+      },
+      [&options](const std::string& reason, milliseconds left) {
+        NodeGroup::say_dialing(options, reason, left);
+      });
   if (!session) {
     Error error = session.error();
     error.expected += " (this node reaching the job's etcd within --rdzv-timeout " +

@@ -12,8 +12,8 @@
 # aml-preflight, the libraries, the examples), without the tests and benchmarks
 # (-DAML_BUILD_TESTS=OFF -DAML_BUILD_BENCHMARKS=OFF: two thirds of the compile, already built
 # twice), into build-types/ (removed afterwards), through ccache where it is installed (a second
-# run of the suite compiles nothing again). A user's build must not treat warnings as errors:
-# checked in each configuration's compile commands.
+# run of the suite compiles nothing again). A user's build must not treat warnings as errors
+# (checked in each configuration's compile commands) and must print none (a warning fails it).
 # usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: gcc-Release)
 set -eu
 cd "$(dirname "$0")/.."
@@ -43,6 +43,13 @@ for config in "${configs[@]}"; do
   fi
   cmake --build "$dir" -j"$(nproc)" >>"$dir.log" 2>&1 ||
     { grep -E "error|Error" "$dir.log" | head -30; echo "build-types: $config: build failed"; exit 1; }
-  echo "build-types: $config built in $(($(date +%s) - start)) s ($(grep -c 'warning:' "$dir.log" || true) warnings)"
+  warnings=$(grep -c 'warning:' "$dir.log" || true)
+  echo "build-types: $config built in $(($(date +%s) - start)) s ($warnings warnings)"
+  # A user's build prints no warning: each is shown, and the build fails the suite.
+  if [ "$warnings" != 0 ]; then
+    grep -A3 'warning:' "$dir.log" | head -60
+    echo "build-types: $config: a user's build printed $warnings warnings"
+    exit 1
+  fi
   rm -rf "$dir" "$dir.log"
 done

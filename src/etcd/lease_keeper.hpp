@@ -15,7 +15,7 @@
 #include <string>
 
 #include "etcd/member_calls.hpp"
-#include "store/core/service_thread.hpp"
+#include "util/service_thread.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml::etcd {

@@ -18,7 +18,13 @@ std::string NodeGroup::member_name(const NodeInfo& self) {
 
 Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options, RendezvousEngine engine) {
   std::unique_ptr<StoreHost> host = std::move(engine.host);
-  auto control = engine.dial(options.rdzv_timeout);
+  // Node 0 of node 0's store dials its own; the others say why they wait while they do.
+  WaitProgress progress;
+  auto control = attempt_saying<std::unique_ptr<RendezvousClient>>(
+      progress, options.rdzv_timeout, engine.dial,
+      [&options](const std::string& reason, milliseconds left) {
+        say_dialing(options, reason, left);
+      });
   if (!control) {
     Error error = control.error();
     error.expected +=
@@ -32,16 +38,17 @@ Result<std::unique_ptr<NodeGroup>> NodeGroup::start(GroupOptions options, Rendez
   }
   (*control)->set_reply_timeout(std::max(kShortestReplyTimeout, options.node_timeout));
   options.self.addr = host ? options.master_addr : (*control)->local_address();
-  return std::unique_ptr<NodeGroup>(new NodeGroup(std::move(options), std::move(host),
-                                                  std::move(*control), std::move(engine.dial)));
+  return std::unique_ptr<NodeGroup>(new NodeGroup(
+      std::move(options), std::move(host), std::move(*control), std::move(engine.dial), progress));
 }
 
 NodeGroup::NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
-                     std::unique_ptr<RendezvousClient> control, Dialer dial)
+                     std::unique_ptr<RendezvousClient> control, Dialer dial, WaitProgress progress)
     : options_(std::move(options)),
       host_(std::move(host)),
       control_(std::move(control)),
-      dial_(std::move(dial)) {}
+      dial_(std::move(dial)),
+      progress_(progress) {}
 
 // The connections (declared after host_) close before the store they talk to stops.
 NodeGroup::~NodeGroup() {

@@ -21,6 +21,7 @@
 #include "rendezvous/node_info.hpp"
 #include "rendezvous/rendezvous_backend.hpp"
 #include "rendezvous/rendezvous_client.hpp"
+#include "rendezvous/wait_progress.hpp"
 #include "store/core/store_host.hpp"
 #include "store/launchers/job_auth.hpp"
 #include "supervisor/peer_link.hpp"
@@ -125,6 +126,10 @@ class NodeGroup : public PeerLink {
   // rendezvous timeout).
   static Result<std::unique_ptr<NodeGroup>> start(GroupOptions options, RendezvousEngine engine);
   static std::string member_name(const NodeInfo& self);  // who a launcher is, for a store's log
+  // A launcher whose rendezvous does not answer yet says so (wait_progress.hpp): what it dials,
+  // the last dial's reason, the time left.
+  static void say_dialing(const GroupOptions& options, const std::string& reason,
+                          std::chrono::milliseconds left);
   ~NodeGroup() override;
 
   // Meets every other node for this round (0, then 1 after a restart, ...) of a phase ("run",
@@ -171,7 +176,7 @@ class NodeGroup : public PeerLink {
   using Clock = std::chrono::steady_clock;
   using Dialer = RendezvousEngine::Dialer;
   NodeGroup(GroupOptions options, std::unique_ptr<StoreHost> host,
-            std::unique_ptr<RendezvousClient> control, Dialer dial);
+            std::unique_ptr<RendezvousClient> control, Dialer dial, WaitProgress progress);
   std::string key(const std::string& name) const;  // this round's key
   // The key of a round being joined (its phase is join's).
   std::string round_key(int round, const std::string& name) const;
@@ -217,6 +222,17 @@ class NodeGroup : public PeerLink {
   void waits_benched(const std::string& why);
   bool said_benched_ = false;
   void waits_as_spare(const std::string& why);  // said once while it waits
+  // What a launcher waiting for its round says while it waits (node_group_progress.cpp,
+  // wait_progress.hpp): `what` and the time left until `deadline` of --rdzv-timeout, where a
+  // line is due. A hot spare and a benched node say nothing more.
+  // `limit`: the flag the deadline is of, where not --rdzv-timeout ("--node-timeout 60 s").
+  void say_progress(const std::string& what, Clock::time_point deadline,
+                    const std::string& limit = "");
+  // "node ranks 2, 3 of 4 have not come (come: node 0 at 10.0.0.1, node 1 at 10.0.0.2)", from
+  // the round's entries as they are now.
+  std::string arrivals_text();
+  static std::string waiter_text(const NodeInfo& self);  // "node 1 (host)", or the host
+  static std::string rendezvous_text(const GroupOptions& options);
   // Node 0's store only (DESIGN §5): a survivor whose store went away waits up to
   // --rdzv-timeout for a node 0 to serve its address again, then gives it the job's state;
   // the round to go on with (the first survivor's word). An error names the store that did
@@ -341,6 +357,7 @@ class NodeGroup : public PeerLink {
   Agreement agreement_;
   long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
   bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare
+  WaitProgress progress_;    // while it waits for a round: when it says so next
   bool resumed_ = false;     // node 0 came back and took the survivors' state
   int resume_round_ = -1;
   int resume_restarts_ = 0;

@@ -38,7 +38,10 @@ std::string who_came(const std::vector<Candidate>& joined,
   std::string text;
   for (std::size_t i = 0; i < joined.size() && i < 8; ++i) {
     auto found = who.find(joined[i].id);
-    text += (i ? ", " : "") + (found == who.end() ? std::string("?") : found->second.host);
+    text += (i ? ", " : "") + (found == who.end() ? std::string("?")
+                               : found->second.addr.empty()
+                                   ? found->second.host
+                                   : found->second.host + " (" + found->second.addr + ")");
   }
   if (joined.size() > 8) text += " and " + std::to_string(joined.size() - 8) + " more";
   return text;
@@ -279,6 +282,12 @@ Result<Agreement> NodeGroup::decide_members(int round) {
           " came: " + who_came(joined, who) + sitting_out_text(sitting_out, who);
       return fail_everyone(why);
     }
+    say_progress("round " + std::to_string(round) + " waits for at least " +
+                     std::to_string(range.min) + " nodes (--nnodes " + std::to_string(range.min) +
+                     ":" + std::to_string(range.max) + ") at " + rendezvous_text(options_) + ": " +
+                     std::to_string(seatable()) + " came: " + who_came(joined, who) +
+                     sitting_out_text(sitting_out, who),
+                 start + options_.rdzv_timeout);
     if (auto resumed = resumed_round(); resumed && *resumed != round) {
       return decide_members(*resumed);
     }

@@ -59,6 +59,7 @@ std::vector<BatchOp> NodeGroup::round_news(int round) const {
 }
 
 Result<Agreement> NodeGroup::take_seat(int round) {
+  const auto waiting_since = Clock::now();
   if (auto id = launcher_number(); !id) return id.error();
   auto waits = [this](const std::string& why) { waits_as_spare(why); };
   const std::string me = std::to_string(launcher_id_);
@@ -172,7 +173,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       // (--node-timeout) anyway.
       const milliseconds wait = on_etcd() ? std::max(kSeatWait, options_.node_timeout) : kSeatWait;
       const auto asked = Clock::now();
-      auto seated = waits_on->get(place, wait);
+      auto seated = waits_on->get(place, progress_.slice(wait, asked));
       // etcd: a member lost or a leader being elected while it waits is not the rendezvous's
       // loss; asked again, as a running node does (a new leader renews every lease).
       if (!seated && etcd_in_grace(asked)) continue;
@@ -192,6 +193,12 @@ Result<Agreement> NodeGroup::take_seat(int round) {
         seat_said = answer_in(**seated, launcher_id_);
         break;
       }
+      say_progress("counted in for round " + std::to_string(round) + " at " +
+                       rendezvous_text(options_) + ", waiting for its seat: the round starts " +
+                       "once " + std::to_string(options_.elastic->min) + " of --nnodes " +
+                       std::to_string(options_.elastic->min) + ":" +
+                       std::to_string(options_.elastic->max) + " nodes have come",
+                   waiting_since + options_.rdzv_timeout);
       const auto asked_again = Clock::now();
       auto again = control_->batch({BatchOp::get_now(elastic_key(round, "counted")),
                                     BatchOp::get_now(std::string(kJobEndKey))});

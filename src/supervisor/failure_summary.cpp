@@ -46,13 +46,18 @@ std::string workers_text(const JobStop& stop) {
   std::string text = std::to_string(stop.ended_on_their_own) + " of " +
                      std::to_string(stop.workers) + " worker(s) ended within the grace after " +
                      signal_name(got);
+  if (stop.escalated_to == SIGTERM && got != SIGTERM) {
+    text += ", then SIGTERM (a second stop signal)";
+  }
   if (!stop.launcher_killed_at.empty()) {
     text += "; its launcher was killed (SIGKILL) at " + stop.launcher_killed_at;
     if (stop.killed_after_grace > 0) {
       text += " and " + std::to_string(stop.killed_after_grace) + " worker(s) with it";
     }
   } else if (stop.killed_after_grace > 0) {
-    text += ", " + std::to_string(stop.killed_after_grace) + " killed (SIGKILL) after the grace";
+    text += ", " + std::to_string(stop.killed_after_grace) +
+            (stop.escalated_to == SIGKILL ? " killed (SIGKILL) at a further stop signal"
+                                          : " killed (SIGKILL) after the grace");
   }
   return text;
 }
@@ -252,6 +257,9 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
     s["killed_after_grace"] = stop.killed_after_grace;
     s["passed_on"] = stop.passed_on != 0 ? nlohmann::ordered_json(signal_name(stop.passed_on))
                                          : nlohmann::ordered_json(nullptr);
+    s["escalated_to"] = stop.escalated_to != 0
+                            ? nlohmann::ordered_json(signal_name(stop.escalated_to))
+                            : nlohmann::ordered_json(nullptr);
     s["during_teardown"] = stop.during_teardown;
     s["launcher_killed_at"] = stop.launcher_killed_at.empty()
                                   ? nlohmann::ordered_json(nullptr)

@@ -22,6 +22,9 @@ struct JobStop {
   bool guardian_killed = false;  // the launcher's first process was killed (SIGKILL)
   // The signal the workers got for it; 0 where they had it already (the teardown's TERM).
   int passed_on = 0;
+  // A second stop signal (Ctrl-C again) sent the workers SIGTERM, a further one SIGKILL: the
+  // last the workers got for it; 0 where none came.
+  int escalated_to = 0;
   // It came while the launcher was already stopping its workers for a failure or a hang (as
   // mpirun's TERM does after a rank failed): the verdict stays that one.
   bool during_teardown = false;

@@ -125,11 +125,13 @@ void JobVerdict::start_stop(JobStop stop, Clock::time_point now) {
 void JobVerdict::escalate_stop(Clock::time_point now) {
   if (killed_ || !tearing_down_) return;
   if (!sent(SIGTERM) && stop_signals_ == 2) {
+    if (outcome_.stopped) outcome_.stopped->escalated_to = SIGTERM;
     deadline_ = now + grace_;
     signal_workers(SIGCONT);
     signal_workers(SIGTERM);
     return;
   }
+  if (outcome_.stopped) outcome_.stopped->escalated_to = SIGKILL;
   killed_ = true;
   signal_workers(SIGKILL);
 }

@@ -49,6 +49,14 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
   for (std::size_t i = 0; i < launches.size(); ++i) {
     if (!start(std::move(launches[i]), i)) break;
   }
+  if (options_.on_first_use) {
+    for (RunOptions::OnFirstUse& use : options_.on_first_use()) {
+      reactor_.add(use.fd, EPOLLIN, [this, fd = use.fd, start = use.start](std::uint32_t) {
+        reactor_.remove(fd);  // the reactor holds a copy of this handler while it runs
+        start();
+      });
+    }
+  }
   while (running()) {
     if (workers_.alive() == 0) workers_gone();
     reactor_.wait(next_deadline(Clock::now()));

@@ -63,6 +63,15 @@ struct RunOptions {
   NoticeDesk* notices = nullptr;
   // An elastic job: this launcher killed alone is a lost node, not the job's stop.
   bool guardian_loss_is_node_loss = false;
+  // What starts at its first use rather than on the way to the workers' spawn (a workers' store
+  // that its workers may never connect to): once a round's workers are started, each `fd` is
+  // watched, and at its first readability (a connection) `start` is called, once. Asked for at
+  // each round's start: a round's stores are its own.
+  struct OnFirstUse {
+    int fd = -1;
+    std::function<void()> start;
+  };
+  std::function<std::vector<OnFirstUse>()> on_first_use;
 };
 
 struct WorkerExit {

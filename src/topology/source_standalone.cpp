@@ -1,4 +1,5 @@
-// Source 12: no scheduler at all: one node, workers on this machine, master 127.0.0.1.
+// Source 12: no scheduler at all: one node (or --nnodes's), workers on this machine, master
+// 127.0.0.1 (or --master-addr).
 #include "topology/nproc.hpp"
 #include "topology/numbers.hpp"
 #include "topology/sources.hpp"
@@ -15,7 +16,11 @@ Result<Detected> read(const DetectContext& ctx) {
   NprocGuess guess = auto_nproc_per_node(ctx.env, ctx.machine);
   t.nproc_per_node = guess.count;
   t.world_size = t.nproc_per_node;
-  t.reason = "no scheduler variables found: a single node";
+  // --nnodes 2 without a scheduler: the flags name the nodes, and the reason must not say one.
+  const bool nodes_given =
+      ctx.overrides.nnodes_range || (ctx.overrides.nnodes && *ctx.overrides.nnodes > 1);
+  t.reason = nodes_given ? "no scheduler variables found: the node count from --nnodes"
+                         : "no scheduler variables found: a single node";
   Detected detected;
   if (has(ctx.env, "SLURM_JOB_ID") && !inside_slurm_step(ctx.env)) {
     t.notes.push_back("inside a Slurm allocation but outside a job step: run under srun for ranks");

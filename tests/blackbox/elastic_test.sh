@@ -264,8 +264,8 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
     grep -q "done: 40 steps, total 40.0, last round's world 2, resumed at step [1-9]" "$WORK/tc.out.0" ||
     show $J
   check "torch gloo: round 0 had 3 ranks, round 1 had 2, resuming from the checkpoint" bash -c \
-    "grep -q 'round 0: rank 0 of 3 resumes at step 0' '$WORK/tc.out.0' &&
-     grep -q 'round 1: rank 0 of 2 resumes at step [1-9]' '$WORK/tc.out.0'"
+    "grep -q 'restart 0: rank 0 of 3 resumes at step 0' '$WORK/tc.out.0' &&
+     grep -q 'restart 1: rank 0 of 2 resumes at step [1-9]' '$WORK/tc.out.0'"
 else
   check "python3-torch is installed (scripts/install-deps.sh installs it)" false
 fi

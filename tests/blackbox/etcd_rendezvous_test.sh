@@ -94,13 +94,23 @@ check "etcd: its leader (host $leader) SIGKILLed while round 0 runs: nothing end
 survivors=$(for h in 3 4 5 6; do [ "$h" != "$node0" ] && [ "$h" != "$spare" ] && echo $h; done)
 t0=$(date +%s%N)
 kill_host $J "$node0"
+# When the first survivor says node 0 died: the loss heard, whatever the next round's start
+# then costs (a loaded machine, the sanitizer build).
+heard_ms=""
+for _ in $(seq 1000); do
+  if grep -q "node 0 .*it died" $(for h in $survivors; do echo "$WORK/$J.out.$h"; done) 2>/dev/null; then
+    heard_ms=$((($(date +%s%N) - t0) / 1000000))
+    break
+  fi
+  sleep 0.01
+done
 for h in $survivors $spare; do wait_file "$WORK/$J.rank.$h.1" 30; done
 ms=$((($(date +%s%N) - t0) / 1000000))
 got=$(ls "$WORK"/$J.rank.*.1 2>/dev/null | wc -l)
 check "etcd: node 0's host SIGKILLed: round 1 has three nodes with the spare ($got, $ms ms from the kill; --node-timeout 3 s)" \
   [ "$got" = 3 ] || show $J
-check "etcd: the killed launcher was heard at once (its closed connection), not after its lease's 3 s ($ms ms)" \
-  [ "$ms" -lt 2500 ]
+check "etcd: the killed launcher was heard at once (its closed connection), not after its lease's 3 s (said $heard_ms ms after the kill)" \
+  bash -c "[ -n '$heard_ms' ] && [ '$heard_ms' -lt 2500 ]" || show $J
 check "etcd: the survivors name node 0's launcher as dead" \
   grep -q "node 0 .*it died (its store's connection closed)\|node 0 .*it died" $(for h in $survivors; do echo "$WORK/$J.out.$h"; done) ||
   show $J
@@ -300,7 +310,7 @@ if /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
   wait_checkpoint_step "$WORK/tc.checkpoint" 8
   # Round 0 has the three, or on a loaded machine two and a hot spare (the third came after
   # --rdzv-last-call): either way node 0's loss leaves a round of two.
-  node0=$(grep -l "round 0: rank 0 of [23]" "$WORK"/tc.out.* | head -1)
+  node0=$(grep -l "restart 0: rank 0 of [23]" "$WORK"/tc.out.* | head -1)
   node0=${node0##*.}
   check "torch gloo under etcd: round 0 ran, its node 0 found (host $node0)" [ -n "$node0" ] || show $J
   [ -n "$node0" ] && kill_host $J "$node0"

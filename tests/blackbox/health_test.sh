@@ -144,8 +144,8 @@ check "nic: round 0 runs on hosts 0 and 1, host 2 waits as the spare" \
   bash -c "[ -e '$WORK/$J.rank.1.0' ] && grep -q 'hot spare' '$WORK/$J.out.2'" || show $J
 port_state 1 "1: DOWN" "3: Disabled"
 touch "$WORK/$J.fail.0.0"  # the round ends (a failure on node 0): the next one looks again
-for _ in $(seq 300); do ls "$WORK/$J".rank.2.* >/dev/null 2>&1 && break; sleep 0.05; done
-spare_round=$(ls "$WORK/$J".rank.2.* 2>/dev/null | head -1 | sed 's/.*\.//')
+for _ in $(seq 300); do ls "$WORK/$J".rank.2.[0-9] >/dev/null 2>&1 && break; sleep 0.05; done
+spare_round=$(ls "$WORK/$J".rank.2.[0-9] 2>/dev/null | head -1 | sed 's/.*\.//')
 check "nic: host 1's port DOWN: the spare takes node rank 1 in the next round (round $spare_round)" \
   bash -c "[ -n '$spare_round' ] && [ \"\$(cut -d' ' -f1 '$WORK/$J.rank.2.$spare_round')\" = 1 ] &&
            [ ! -e '$WORK/$J.rank.1.$spare_round' ]" || show $J
@@ -233,8 +233,8 @@ check "four: round 0 seats hosts 0-3 (node rank 3 on host $victim), host 4 waits
   bash -c "[ -n '$victim' ] && grep -q 'hot spare' '$WORK/$J.out.4'" || show $J
 port_state "$victim" "1: DOWN" "3: Disabled"
 touch "$WORK/$J.fail.0.0"
-for _ in $(seq 400); do ls "$WORK/$J".rank.4.* >/dev/null 2>&1 && break; sleep 0.05; done
-spare_round=$(ls "$WORK/$J".rank.4.* 2>/dev/null | head -1 | sed 's/.*\.//')
+for _ in $(seq 400); do ls "$WORK/$J".rank.4.[0-9] >/dev/null 2>&1 && break; sleep 0.05; done
+spare_round=$(ls "$WORK/$J".rank.4.[0-9] 2>/dev/null | head -1 | sed 's/.*\.//')
 check "four: the spare takes node rank 3 (round $spare_round); the restart budget was not spent on it" \
   bash -c "[ -n '$spare_round' ] && [ \"\$(cut -d' ' -f1 '$WORK/$J.rank.4.$spare_round')\" = 3 ]" || show $J
 check "four: the bench names host $victim's port" \

@@ -144,6 +144,21 @@ for word in --nnodes --nproc-per-node --node-rank --master-addr --master-port --
 done
 check "--version prints the version" bash -c "'$BIN' --version | grep -Eq '^aml-launch [0-9]+\.[0-9]+\.[0-9]+'"
 
+# A job secret file others can read: said, with the way to mend it; refused under --require-auth.
+head -c 32 /dev/urandom | base64 >"$WORK/open.secret"
+chmod 644 "$WORK/open.secret"
+two=(--nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port 1)
+out=$(clean "$BIN" --dry-run "${two[@]}" --rdzv-secret-file "$WORK/open.secret" -- true 2>&1 >/dev/null)
+check "a secret file of mode 0644: a warning naming it, the mode and chmod 600" \
+  grep -q "warning: the job's secret file $WORK/open.secret (mode 0644) can be read by other users.*chmod 600" <<<"$out"
+out=$(clean "$BIN" --dry-run "${two[@]}" --rdzv-secret-file "$WORK/open.secret" --require-auth -- true 2>&1); status=$?
+check "a secret file of mode 0644 under --require-auth: exit 2 naming it ($status)" \
+  bash -c '[ "$1" = 2 ] && grep -q "error: --require-auth.*secret file .*open.secret (mode 0644)" <<<"$2"' _ "$status" "$out"
+chmod 600 "$WORK/open.secret"
+out=$(clean "$BIN" --dry-run "${two[@]}" --rdzv-secret-file "$WORK/open.secret" --require-auth -- true 2>&1); status=$?
+check "the same file at mode 0600: taken without a word ($status)" \
+  bash -c '[ "$1" = 0 ] && ! grep -q "warning" <<<"$2"' _ "$status" "$out"
+
 # --dry-run: JSON that parses, text for people, nothing started.
 json=$(clean "$BIN" --dry-run --format json --nproc-per-node 3 -- touch "$WORK/ran")
 check "--dry-run json parses with 3 workers" /usr/bin/python3 -c \
@@ -151,6 +166,11 @@ check "--dry-run json parses with 3 workers" /usr/bin/python3 -c \
 check "--dry-run starts nothing" [ ! -e "$WORK/ran" ]
 text=$(clean "$BIN" --dry-run -- true)
 check "--dry-run text names the source and why" grep -q "source: *standalone (no scheduler variables" <<<"$text"
+check "--dry-run without a scheduler: one node, said so" grep -q "standalone (.*: a single node)" <<<"$text"
+text=$(clean "$BIN" --dry-run --nnodes 2 --master-addr 10.0.0.1 -- true)
+check "--dry-run --nnodes 2 without a scheduler: the reason names --nnodes, not a single node" \
+  bash -c 'grep -q "standalone (.*the node count from --nnodes)" <<<"$1" && ! grep -q "single node" <<<"$1" &&
+           grep -q "^nodes: *2 " <<<"$1"' _ "$text"
 
 # Workers get the DESIGN §3 environment, one per local rank.
 clean "$BIN" --nproc-per-node 3 -- sh -c 'echo "$RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $NODE_RANK $MASTER_ADDR $AML_LAUNCH_WORKER" > "$0/env.$RANK"' "$WORK"

@@ -107,6 +107,8 @@ kill -INT $launcher; sleep 0.3; kill -INT $launcher
 finish_launcher
 check "second INT: TERM reached both workers, long before the 60 s grace (${took_ms} ms), exit 130 ($status)" \
   bash -c "[ $status = 130 ] && [ $took_ms -lt 8000 ] && [ -e '$WORK/term.0' ] && [ -e '$WORK/term.1' ]"
+check "second INT: the stop line says the workers had SIGTERM after SIGINT" \
+  grep -q "stopped by SIGINT .*: 2 of 2 worker(s) ended within the grace after SIGINT, then SIGTERM (a second stop signal)$" "$WORK/twice.err"
 
 # --- TERM and HUP from outside: stops too, 143 and 129.
 for sig in TERM HUP; do

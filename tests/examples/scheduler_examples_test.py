@@ -7,8 +7,11 @@ usage: /usr/bin/python3 scheduler_examples_test.py AML_LAUNCH EXAMPLES_DIR"""
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 import yaml
 
@@ -127,6 +130,40 @@ env = {"PET_NNODES": str(nodes), "PET_NODE_RANK": "1", "PET_NPROC_PER_NODE": str
 expect_plan(f"kubeflow/pytorchjob.yaml: worker pod 0 (node 1 of {nodes}) spawns ranks {nproc}..{2 * nproc - 1}",
             env, args, nodes, nproc, 1, master, list(range(nproc, 2 * nproc)), "per-node")
 
+# --- Kubeflow PyTorchJob whose preStop hook sends the notice: the master pod's command, alone
+# (a job of one node), its workers saving at SIGUSR1; then the hook's own command, the pod's
+# pid 1 being the launcher's pid here. The job must end preempted (200), every worker saved.
+job = yaml.safe_load(open(f"{EXAMPLES}/kubeflow/pytorchjob-notice.yaml"))
+container = job["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]
+args = launcher_args(container["command"])
+nproc = int(args[args.index("--nproc-per-node") + 1])
+hook = container["lifecycle"]["preStop"]["exec"]["command"]
+with tempfile.TemporaryDirectory() as saves:
+    worker = ("trap 'touch \"$SAVES/$RANK\"; exit 0' USR1; touch \"$SAVES/up.$RANK\"; "
+              "while :; do sleep 0.05; done")
+    env = {"PET_NNODES": "1", "PET_NODE_RANK": "0", "PET_MASTER_ADDR": "127.0.0.1", "SAVES": saves,
+           "AML_LAUNCH_SECRET": "0123456789abcdef-from-a-secret"}
+    launcher = subprocess.Popen(["env", "-i", "PATH=/usr/bin:/bin"] + [f"{k}={v}" for k, v in env.items()] +
+                                [BIN] + args + ["--", "/bin/sh", "-c", worker], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and len([f for f in os.listdir(saves) if f.startswith("up.")]) < nproc:
+        time.sleep(0.05)
+    pod_hook = [part.replace("kill -USR1 1;", f"kill -USR1 {launcher.pid};") for part in hook]
+    sent = subprocess.Popen(pod_hook, start_new_session=True)
+    try:
+        status = launcher.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        status = launcher.wait()
+    os.killpg(sent.pid, signal.SIGKILL)  # the hook's sleep ends with the pod's container
+    sent.wait()
+    said = launcher.stderr.read()
+    saved = sorted(f for f in os.listdir(saves) if not f.startswith("up."))
+check(f"kubeflow/pytorchjob-notice.yaml: the preStop hook's signal ({' '.join(hook)}) gives all {nproc} workers "
+      f"the notice, and the job ends preempted (200)",
+      status == 200 and saved == sorted(str(r) for r in range(nproc)) and "kill -USR1 1;" in hook[-1],
+      f"exit {status}, saved by ranks {saved}: {said[-600:]}")
+
 # --- Kubeflow elastic PyTorchJob with rdzvBackend etcd: the pods' environment as the operator
 # sets it from the elasticPolicy; the rendezvous is etcd's, at the client Service.
 docs = list(yaml.safe_load_all(open(f"{EXAMPLES}/kubeflow/elastic-pytorchjob-etcd.yaml")))
@@ -137,7 +174,6 @@ args = launcher_args(job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["s
 # The files rdzvConf names are the pod's mounted Secret: here, files of the same names.
 import atexit
 import shutil
-import tempfile
 mounted = tempfile.mkdtemp()
 atexit.register(shutil.rmtree, mounted, True)
 conf = []

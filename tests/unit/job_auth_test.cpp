@@ -2,6 +2,7 @@
 #include "store/launchers/job_auth.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -85,6 +86,49 @@ TEST(JobAuth, RequireAuthFromTheEnvironment) {
   EXPECT_TRUE(require_auth_from({{"AML_LAUNCH_REQUIRE_AUTH", "1"}}));
   EXPECT_FALSE(require_auth_from({{"AML_LAUNCH_REQUIRE_AUTH", "0"}}));
   EXPECT_FALSE(require_auth_from({}));
+}
+
+// A secret file others can read, or whose folder others can write without the sticky bit, is
+// said with the way to mend it; one only its owner can read, in a folder only it (or the
+// sticky bit) guards, is not.
+TEST(JobAuth, ASecretFileOthersCanReadOrReplaceIsSaid) {
+  char folder[] = "/tmp/aml-secret-folder-XXXXXX";
+  ASSERT_NE(mkdtemp(folder), nullptr);
+  const std::string root = folder;
+  auto exposure = [&](const std::string& name, mode_t file_mode, mode_t folder_mode) {
+    const std::string dir = root + "/" + name;
+    mkdir(dir.c_str(), 0700);
+    const std::string path = dir + "/secret";
+    std::ofstream(path, std::ios::binary) << kSecret;
+    chmod(path.c_str(), file_mode);
+    chmod(dir.c_str(), folder_mode);
+    auto auth = JobAuth::resolve(path, {}, nullptr);
+    EXPECT_TRUE(auth.ok()) << name;
+    std::string said = auth.ok() ? auth->exposure() : "";
+    chmod(dir.c_str(), 0700);
+    unlink(path.c_str());
+    rmdir(dir.c_str());
+    return said;
+  };
+  EXPECT_EQ(exposure("owner-only", 0600, 0700), "");
+  EXPECT_EQ(exposure("read-only", 0400, 0755), "");
+  EXPECT_EQ(exposure("sticky-folder", 0600, 01777), "");
+  const std::string readable = exposure("readable", 0644, 0700);
+  EXPECT_NE(readable.find("(mode 0644) can be read by other users"), std::string::npos) << readable;
+  EXPECT_NE(readable.find("chmod 600 " + root + "/readable/secret"), std::string::npos) << readable;
+  EXPECT_NE(exposure("group-readable", 0640, 0700).find("mode 0640"), std::string::npos);
+  const std::string open_folder = exposure("open-folder", 0600, 0777);
+  EXPECT_NE(open_folder.find("its folder " + root + "/open-folder (mode 0777) can be written"),
+            std::string::npos)
+      << open_folder;
+  rmdir(root.c_str());
+}
+
+TEST(JobAuth, AFileTooLargeForASecretIsRefused) {
+  auto zero = JobAuth::resolve("/dev/zero", {}, nullptr);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().message().find("at most 64 KiB"), std::string::npos)
+      << zero.error().message();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 namespace aml::store {
 
@@ -28,7 +29,11 @@ Result<ListeningSocket> listen_tcp(const std::string& address, int port, const s
   if (bind(listening.fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     return failed("bind");
   }
-  if (::listen(listening.fd.get(), SOMAXCONN) != 0) return failed("listen");
+  // As long a queue of connections not yet accepted as the kernel allows (net.core.somaxconn:
+  // a larger backlog is cut to it): a job's ranks connect at once, and a connection the full
+  // queue drops waits out a SYN retransmit (1 s, then 3 s, 7 s...). glibc's SOMAXCONN (4096)
+  // was the ceiling even where the kernel allowed more.
+  if (::listen(listening.fd.get(), std::numeric_limits<int>::max()) != 0) return failed("listen");
   socklen_t length = sizeof(addr);
   getsockname(listening.fd.get(), reinterpret_cast<sockaddr*>(&addr), &length);
   listening.port = ntohs(addr.sin_port);

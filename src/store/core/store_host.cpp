@@ -36,26 +36,27 @@ Result<std::unique_ptr<StoreHost>> StoreHost::start(const std::string& bind_addr
                                                     const std::string& token,
                                                     const store::ServerAuth& auth,
                                                     const std::string& role,
-                                                    const std::string& speaker) {
+                                                    const std::string& speaker, Serving serving) {
   store::ServerOptions options;
   options.token = token;
   options.auth = auth;
-  return start_with(bind_address, port, std::move(options), role, speaker);
+  return start_with(bind_address, port, std::move(options), role, speaker, serving);
 }
 
 Result<std::unique_ptr<StoreHost>> StoreHost::start_workers_store(
     const std::string& bind_address, int port, std::shared_ptr<const store::AdmittedHosts> admitted,
-    const std::string& role, const std::string& speaker) {
+    const std::string& role, const std::string& speaker, Serving serving) {
   store::ServerOptions options;
   options.door = store::Door::torch;
   options.admitted = std::move(admitted);
-  return start_with(bind_address, port, std::move(options), role, speaker);
+  return start_with(bind_address, port, std::move(options), role, speaker, serving);
 }
 
 Result<std::unique_ptr<StoreHost>> StoreHost::start_with(const std::string& bind_address, int port,
                                                          store::ServerOptions options,
                                                          const std::string& role,
-                                                         const std::string& speaker) {
+                                                         const std::string& speaker,
+                                                         Serving serving) {
   raise_descriptor_limit();
   log_to_stderr(options, speaker);
   auto server = store::StoreServer::listen(bind_address, port, std::move(options));
@@ -64,7 +65,7 @@ Result<std::unique_ptr<StoreHost>> StoreHost::start_with(const std::string& bind
     error.expected += "; " + role;
     return error;
   }
-  return std::unique_ptr<StoreHost>(new StoreHost(std::move(*server)));
+  return std::unique_ptr<StoreHost>(new StoreHost(std::move(*server), nullptr, serving));
 }
 
 Result<std::unique_ptr<StoreHost>> StoreHost::start_behind(
@@ -81,11 +82,16 @@ Result<std::unique_ptr<StoreHost>> StoreHost::start_behind(
 }
 
 StoreHost::StoreHost(std::unique_ptr<store::StoreServer> server,
-                     std::shared_ptr<store::TorchDoorway> doorway)
-    : server_(std::move(server)),
-      doorway_(std::move(doorway)),
-      thread_([server = server_.get()] { server->run(); },
-              [server = server_.get()] { server->stop(); }) {}
+                     std::shared_ptr<store::TorchDoorway> doorway, Serving serving)
+    : server_(std::move(server)), doorway_(std::move(doorway)) {
+  if (serving == Serving::now) serve();
+}
+
+void StoreHost::serve() {
+  if (thread_) return;
+  thread_.emplace([server = server_.get()] { server->run(); },
+                  [server = server_.get()] { server->stop(); });
+}
 
 StoreHost::~StoreHost() {
   if (doorway_) doorway_->close();

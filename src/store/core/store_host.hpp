@@ -7,11 +7,12 @@
 #include <aml/error.hpp>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
-#include "store/core/service_thread.hpp"
 #include "store/core/store_server.hpp"
 #include "store/relay/worker_store_relay.hpp"
+#include "util/service_thread.hpp"
 
 namespace aml {
 
@@ -32,17 +33,22 @@ class StoreHost {
   // Listens on bind_address:port ("0.0.0.0": every interface) for the job's clients: those
   // that present `token` and prove themselves as `auth` asks. `role` says in an error why that
   // port must be free; refusals go to stderr after `speaker` ("aml-launch").
+  // Serving (its thread) begins at once, or with `Serving::at_serve` at serve(): a launch that
+  // starts its workers first pays only the listening socket on the way to their spawn, and
+  // whoever connects meanwhile waits in that socket's backlog.
+  enum class Serving { now, at_serve };
   static Result<std::unique_ptr<StoreHost>> start(const std::string& bind_address, int port,
                                                   const std::string& token,
                                                   const store::ServerAuth& auth,
                                                   const std::string& role,
-                                                  const std::string& speaker);
+                                                  const std::string& speaker,
+                                                  Serving serving = Serving::now);
   // The workers' store (DESIGN §3): torch's protocol on bind_address:port (0: a free one),
   // for connections from the `admitted` hosts alone.
   static Result<std::unique_ptr<StoreHost>> start_workers_store(
       const std::string& bind_address, int port,
       std::shared_ptr<const store::AdmittedHosts> admitted, const std::string& role,
-      const std::string& speaker);
+      const std::string& speaker, Serving serving = Serving::now);
   // The workers' store behind a socket that another StoreHost listens on (the launchers',
   // whose options name `doorway`): torch's connections to it come through the doorway, from
   // the `admitted` hosts alone. The doorway stays open until this host goes.
@@ -53,18 +59,24 @@ class StoreHost {
   static Result<std::unique_ptr<StoreHost>> start_with(const std::string& bind_address, int port,
                                                        store::ServerOptions options,
                                                        const std::string& role,
-                                                       const std::string& speaker);
+                                                       const std::string& speaker,
+                                                       Serving serving = Serving::now);
   ~StoreHost();  // stops serving and joins the thread
 
   int port() const { return server_->port(); }
+  void serve();  // begins serving, where it has not yet (Serving::at_serve)
+  // Readable once a client connects (the server's own epoll set, its listening socket in it):
+  // for whoever calls serve() at the first use.
+  int first_use_fd() const { return server_->epoll_fd(); }
 
  private:
   explicit StoreHost(std::unique_ptr<store::StoreServer> server,
-                     std::shared_ptr<store::TorchDoorway> doorway = nullptr);
+                     std::shared_ptr<store::TorchDoorway> doorway = nullptr,
+                     Serving serving = Serving::now);
 
   std::unique_ptr<store::StoreServer> server_;
   std::shared_ptr<store::TorchDoorway> doorway_;  // closed first: nothing more is handed
-  ServiceThread thread_;                          // last: it stops before the server goes
+  std::optional<ServiceThread> thread_;           // last: it stops before the server goes
 };
 
 // A node's relay to the workers' store at node 0 (store/relay/worker_store_relay.hpp), served from

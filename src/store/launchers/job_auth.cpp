@@ -1,26 +1,92 @@
 #include "store/launchers/job_auth.hpp"
 
-#include <fstream>
-#include <sstream>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 
 #include "store/launchers/handshake.hpp"
 
 namespace aml {
 namespace {
 
-// The file's bytes less one line ending (`echo secret > file`, a Kubernetes Secret's own).
-Result<std::string> read_secret_file(const std::string& path, const std::string& variable) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid(variable, path, "a readable file holding the job's secret");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  std::string secret = bytes.str();
+constexpr std::size_t kMaxSecretFileBytes = 64 * 1024;
+
+std::string octal_mode(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// A folder others may write to, without the sticky bit, lets them replace the secret's file.
+std::string open_folder(const std::string& file) {
+  std::string copy = file;
+  const std::string folder = dirname(copy.data());
+  struct stat st {};
+  if (stat(folder.c_str(), &st) != 0) return "";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0) return "";
+  return "its folder " + folder + " (mode " + octal_mode(st.st_mode) +
+         ") can be written by other users, who could put a secret of their own in its place: "
+         "chmod go-w " +
+         folder;
+}
+
+// What makes the file no secret on this machine (as ssh refuses a private key that others may
+// read): the file itself open to the group or others (the mode of the file read, a Kubernetes
+// Secret's link followed), or a folder on its way that others may write. "" when neither.
+std::string exposure_of(int fd, const std::string& path) {
+  struct stat st {};
+  if (fstat(fd, &st) == 0 && (st.st_mode & 077) != 0) {
+    return "the job's secret file " + path + " (mode " + octal_mode(st.st_mode) +
+           ") can be read by other users of this machine, who could then join or stop the "
+           "job: chmod 600 " +
+           path + " (a Kubernetes Secret volume: defaultMode: 0400)";
+  }
+  std::string folder = open_folder(path);
+  if (folder.empty()) {
+    char real[PATH_MAX];
+    if (realpath(path.c_str(), real) != nullptr && path != real) folder = open_folder(real);
+  }
+  return folder.empty() ? "" : "the job's secret file " + path + ": " + folder;
+}
+
+struct SecretFile {
+  std::string secret;
+  std::string exposure;  // "" where only its owner can read or replace it
+};
+
+// The file's bytes less one line ending (`echo secret > file`, a Kubernetes Secret's own), and
+// whether others can read or replace it (checked on the file read, not on its name again).
+Result<SecretFile> read_secret_file(const std::string& path, const std::string& variable) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return invalid(variable, path, "a readable file holding the job's secret");
+  SecretFile file;
+  file.exposure = exposure_of(fd, path);
+  std::string secret;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    secret.append(chunk, static_cast<std::size_t>(got));
+    if (secret.size() > kMaxSecretFileBytes) break;  // /dev/zero, a wrong file: not read on
+  }
+  close(fd);
+  if (secret.size() > kMaxSecretFileBytes) {
+    return invalid(variable, path, "a file holding the job's secret (at most 64 KiB)");
+  }
   if (secret.ends_with("\r\n")) {
     secret.resize(secret.size() - 2);
   } else if (secret.ends_with("\n")) {
     secret.pop_back();
   }
-  return secret;
+  file.secret = std::move(secret);
+  return file;
 }
 
 Result<std::string> long_enough(std::string secret, const std::string& variable,
@@ -44,12 +110,13 @@ Result<JobAuth> JobAuth::resolve(const std::string& secret_file, const Env& env,
     const bool flag = !secret_file.empty();
     const std::string path = flag ? secret_file : *file_variable;
     const std::string name = flag ? "--rdzv-secret-file" : std::string(kSecretFileVariable);
-    auto secret = read_secret_file(path, name);
-    if (!secret) return secret.error();
-    auto checked = long_enough(std::move(*secret), name, path);
+    auto file = read_secret_file(path, name);
+    if (!file) return file.error();
+    auto checked = long_enough(std::move(file->secret), name, path);
     if (!checked) return checked.error();
     auth.source_ = Source::secret_file;
     auth.where_ = path;
+    auth.exposure_ = std::move(file->exposure);
     auth.secret_ = std::move(*checked);
     return auth;
   }

@@ -35,6 +35,9 @@ class JobAuth {
   // For people: "a secret file (/run/secrets/job)", "munge (Slurm)", ...
   std::string description() const;
   store::AuthKind kind() const;
+  // Where the secret's file can be read or replaced by other users of this machine: what, and
+  // how to mend it; "" otherwise (and for a secret that is not a file's).
+  const std::string& exposure() const { return exposure_; }
 
   // What node 0's store checks, and what a launcher or a worker of `job` proves itself with.
   store::ServerAuth server_auth(const std::string& job) const;
@@ -45,6 +48,7 @@ class JobAuth {
   Source source_ = Source::none;
   std::string where_;   // the file, or the variable
   std::string secret_;  // never shown
+  std::string exposure_;
 };
 
 // Whether AML_LAUNCH_REQUIRE_AUTH asks for authentication (1, true, yes).

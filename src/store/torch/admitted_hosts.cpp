@@ -8,7 +8,12 @@
 
 namespace aml::store {
 
-AdmittedHosts::AdmittedHosts() {
+// Read at the first connection from an address not loopback's, under the lock: a store whose
+// workers are all on loopback (one node) never lists the interfaces (a netlink dump on the way
+// to the workers' spawn).
+void AdmittedHosts::read_own_addresses() const {
+  if (own_read_) return;
+  own_read_ = true;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return;
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
@@ -42,6 +47,7 @@ bool AdmittedHosts::admits(const std::string& address) const {
   // Loopback is this host's whatever its interfaces say (127.0.1.1 is Debian's host name).
   if (address.rfind("127.", 0) == 0) return true;
   std::lock_guard lock(mutex_);
+  read_own_addresses();
   return addresses_.count(address) > 0;
 }
 

@@ -11,15 +11,17 @@ namespace aml::store {
 
 class AdmittedHosts {
  public:
-  AdmittedHosts();  // this host's own addresses are in from the start
+  AdmittedHosts() = default;  // this host's own addresses are in (read at the first need)
   // An address ("10.0.0.9"), or a name resolved to its IPv4 addresses now.
   void add(const std::string& host);
   // Whether a connection from `address` (as accept gave it) is the job's.
   bool admits(const std::string& address) const;
 
  private:
+  void read_own_addresses() const;  // under mutex_
   mutable std::mutex mutex_;
-  std::set<std::string> addresses_;
+  mutable std::set<std::string> addresses_;
+  mutable bool own_read_ = false;
 };
 
 }  // namespace aml::store

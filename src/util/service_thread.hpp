@@ -1,6 +1,7 @@
-// A thread that serves the job's stores (the store server, the workers' store relay) beside the
-// launcher's main thread: it takes no signal (they are the main thread's, by its signalfd) and
-// runs ahead of this node's own busy workers where the launcher may raise its priority.
+// A thread that serves a loop beside the launcher's main thread (the store server, the workers'
+// store relay, etcd's lease keeper): it takes no signal (they are the main thread's, by its
+// signalfd) and runs ahead of this node's own busy workers where the launcher may raise its
+// priority.
 #pragma once
 
 #include <functional>

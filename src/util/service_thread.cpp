@@ -1,4 +1,4 @@
-#include "store/core/service_thread.hpp"
+#include "util/service_thread.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>

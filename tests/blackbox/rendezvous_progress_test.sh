@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A rendezvous that is not forming is not silent (issue 63): a waiting launcher says, within
+# 10 s of beginning to wait (then every 30 s), what it waits for, what its last dial got and
+# the time left; node 0 names the node ranks missing and the addresses it heard from; nothing
+# more once the round runs. Two network-namespace hosts (tests/cluster/netns_cluster.sh):
+# 1. node 1 first, node 0 absent: node 1 names node 0's store, "connection refused", the time
+#    left; then node 0 comes and the job runs, and node 1 says nothing more of its wait.
+# 2. node 0 first, node 1 absent: node 0 names node rank 1 missing and its own address; then
+#    node 1 comes and the job runs.
+# 3. etcd's only endpoint an address nobody has: the line names the endpoint and what the dial
+#    got, and the launcher ends at --rdzv-timeout as before.
+# usage: rendezvous_progress_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+. "$(dirname "$0")/assert.sh"
+WORK=$(mktemp -d)
+export TMPDIR="$WORK"
+CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
+NET="rp$$"
+MARK="aml-progress-$$"
+HOSTS=2
+trap 'kill_marked_processes "$MARK"; bash "$CLUSTER" down "$NET" $HOSTS
+      [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
+netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
+MASTER=$(bash "$CLUSTER" addr 0)
+no_env() { :; }
+CMD=(sh -c 'echo "rank $RANK of $WORLD_SIZE ran"')
+waiting_lines() { grep -c ": waiting for \|: joined .*, waiting for " "$1" 2>/dev/null; }
+said_by() {  # said_by FILE PATTERN SECONDS: the pattern appears within SECONDS
+  for _ in $(seq $(($3 * 20))); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+  return 1
+}
+
+# --- 1. Node 1 waits for node 0, which is not there yet.
+J=absent
+ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29581 --nproc-per-node 1 --rdzv-timeout 60)
+start $J 1 no_env "${ARGS[@]}" --node-rank 1
+said_by "$WORK/$J.out.1" "waiting for" 12
+check "node 0 absent: within 10 s node 1 names node 0's store, the dial's reason and the time left" \
+  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29581: connection refused (nothing listens there yet.*); [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.1" || show $J
+check "... one line, not a flood ($(waiting_lines "$WORK/$J.out.1"))" [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
+start $J 0 no_env "${ARGS[@]}" --node-rank 0
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "node 0 comes: the job runs and ends 0 on both ($s0 $s1)" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
+check "... and node 1 said nothing more of its wait ($(waiting_lines "$WORK/$J.out.1") line)" \
+  [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
+
+# --- 2. Node 0 waits for node 1.
+J=missing
+ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29582 --nproc-per-node 1 --rdzv-timeout 60)
+start $J 0 no_env "${ARGS[@]}" --node-rank 0
+said_by "$WORK/$J.out.0" "waiting for" 12
+check "node 1 absent: within 10 s node 0 names node rank 1 missing and the address it heard from" \
+  grep -q "aml-launch: node 0 (.*): waiting for the nodes to join node 0's rendezvous store at $MASTER:29582: node rank 1 of 2 has not come (come: node 0 at $MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.0" || show $J
+start $J 1 no_env "${ARGS[@]}" --node-rank 1
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "node 1 comes: the job runs and ends 0 on both ($s0 $s1), node 1 never waited 10 s" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && [ \"\$(grep -c 'waiting for' '$WORK/$J.out.1')\" = 0 ]" || show $J
+
+# --- 3. etcd's only endpoint: an address on the hosts' network that nobody has.
+J=etcd
+start $J 1 no_env --nnodes 2 --rdzv-backend etcd --rdzv-endpoint 10.77.0.250:2379 --rdzv-id "p-$$" \
+  --nproc-per-node 1 --rdzv-timeout 14
+said_by "$WORK/$J.out.1" "waiting for" 13
+check "etcd unreachable: within 10 s the launcher names etcd's endpoint and what the dial got" \
+  grep -q "aml-launch: .*: waiting for the job's etcd at 10.77.0.250:2379: .*; [0-9]* s of --rdzv-timeout 14 s left$" \
+  "$WORK/$J.out.1" || show $J
+status=$(wait_status $J 1 30)
+check "... and it ends at --rdzv-timeout with the error as before (exit $status)" \
+  bash -c "[ '$status' = 2 ] && grep -q '10.77.0.250:2379.*--rdzv-timeout 14 s' '$WORK/$J.out.1'" || show $J
+finish
