@@ -134,6 +134,14 @@ def run_clients(n, target, workdir, wire):
     return max(ends) - min(starts), None
 
 
+def listen_overflows():
+    """The kernel's count, in this namespace, of connections a full accept queue dropped: each
+    such client waits out a SYN retransmit (1 s, then 3 s, ...)."""
+    lines = [line.split() for line in open("/proc/net/netstat") if line.startswith("TcpExt:")]
+    fields = dict(zip(lines[0][1:], (int(v) for v in lines[1][1:])))
+    return fields.get("ListenOverflows", 0)
+
+
 def run_once(kind, n, port, workdir):
     """Seconds (None: failed), the door's peak RSS (KiB), the relays' peak RSS a node (KiB)."""
     if kind in ("torch", "torch-new"):
@@ -194,6 +202,7 @@ def main():
     for n in SIZES:
         times = {k: [] for k in KINDS}
         door_peaks = {k: [] for k in KINDS}
+        overflows = {k: 0 for k in KINDS}
         relay_peaks = []
         skipped = {k: measurable(k, n) for k in KINDS}
         for _ in range(RUNS):
@@ -201,7 +210,9 @@ def main():
                 if skipped[kind]:
                     continue
                 port += 1
+                dropped_before = listen_overflows()
                 seconds, door_peak, relay_peak = run_once(kind, n, port, workdir)
+                overflows[kind] += listen_overflows() - dropped_before
                 times[kind].append(seconds if seconds is not None else float("inf"))
                 if door_peak is not None:
                     door_peaks[kind].append(door_peak)
@@ -230,6 +241,8 @@ def main():
             parts.append(f"torch/relayed {med['torch'] / med['relayed']:.1f}x")
         if med.get("aml") and med.get("relayed"):
             parts.append(f"relayed/aml {med['relayed'] / med['aml']:.2f}x")
+        parts.append("(accept queue overflows, all runs: " + ", ".join(
+            f"{k} {overflows[k]}" for k in KINDS if times[k]) + ")")
         parts.append("(all: " + ", ".join(
             f"{k} {['%.3f' % t for t in times[k]]}" for k in KINDS if times[k]) + ")")
         print("  ".join(parts), flush=True)
