@@ -9,6 +9,8 @@
 #    node 1 comes and the job runs.
 # 3. etcd's only endpoint an address nobody has: the line names the endpoint and what the dial
 #    got, and the launcher ends at --rdzv-timeout as before.
+# 4. An elastic job (--nnodes 2:3) whose node 0 is alone: it says how many of MIN:MAX came and
+#    from where; the second node comes and round 0 runs.
 # usage: rendezvous_progress_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -71,4 +73,18 @@ check "etcd unreachable: within 10 s the launcher names etcd's endpoint and what
 status=$(wait_status $J 1 30)
 check "... and it ends at --rdzv-timeout with the error as before (exit $status)" \
   bash -c "[ '$status' = 2 ] && grep -q '10.77.0.250:2379.*--rdzv-timeout 14 s' '$WORK/$J.out.1'" || show $J
+
+# --- 4. Elastic: node 0 alone waits for MIN.
+J=elastic
+ARGS=(--nnodes 2:3 --rdzv-endpoint "$MASTER:29583" --rdzv-id "e-$$" --nproc-per-node 1 --rdzv-timeout 60
+  --rdzv-last-call 1)
+start $J 0 no_env "${ARGS[@]}"
+said_by "$WORK/$J.out.0" "waits for at least" 12
+check "elastic, one of 2:3 nodes: within 10 s node 0 says round 0 waits for 2, 1 came, from where" \
+  grep -q "aml-launch: node 0 (.*): round 0 waits for at least 2 nodes (--nnodes 2:3) at node 0's rendezvous store at $MASTER:29583: 1 came: .* ($MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.0" || show $J
+start $J 1 no_env "${ARGS[@]}"
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank [01] of 2 ran' '$WORK/$J.out.1'" || show $J
 finish
