@@ -9,6 +9,7 @@
 #include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
+#include "store/core/listen_socket.hpp"
 
 namespace aml {
 
@@ -250,9 +251,18 @@ std::optional<std::string> NodeGroup::relay_for(const Agreement& agreement) cons
       agreement.nodes.size(), static_cast<std::uint64_t>(std::max(agreement.node_count, 0)));
   const std::uint64_t ranks = nodes * static_cast<std::uint64_t>(options_.self.nproc_per_node);
   const std::uint64_t limit = raise_descriptor_limit();
-  if (holds_every_rank(limit, ranks, nodes)) return std::nullopt;
-  return "node 0's descriptor limit (" + std::to_string(limit) + ") cannot hold a connection " +
-         "for each of the job's " + std::to_string(ranks) + " ranks";
+  if (!holds_every_rank(limit, ranks, nodes)) {
+    return "node 0's descriptor limit (" + std::to_string(limit) +
+           ") cannot hold a connection for each of the job's " + std::to_string(ranks) + " ranks";
+  }
+  // The ranks connect at once: past the accept queue, each would wait out a SYN retransmit.
+  const std::uint64_t queue = store::accept_queue_limit();
+  if (queue > 0 && ranks > queue) {
+    return "node 0's accept queue (net.core.somaxconn " + std::to_string(queue) +
+           ") is shorter than the job's " + std::to_string(ranks) +
+           " ranks connecting at once (raise it on node 0 for a connection a rank)";
+  }
+  return std::nullopt;
 }
 
 // The verdict every member reads: node 0's entry alone, unless every node needs them all.

@@ -13,6 +13,8 @@
 # 127.0.0.1, and node 0 sees one connection from node 1, not one a worker connection, and
 # says so. Then rank 0's worker dies with --max-restarts 1: the others wait on the store until
 # the launcher stops them (no reset connection), and round 1 starts with no key of round 0.
+# Node 0 whose descriptors, or whose accept queue (net.core.somaxconn), cannot take a
+# connection a rank: the relay, said so.
 # --worker-store torch: rank 0's worker hosts it again.
 # usage: worker_store_test.sh AML_LAUNCH
 set -u
@@ -142,6 +144,20 @@ check "node 0 with 200 descriptors: the job exits 0 on both hosts ($s0, $s1)" ba
 check "node 0 with 200 descriptors: node 1's workers go through its relay, and both nodes say why" \
   bash -c "[ \$(grep -c 'meets at 127.0.0.1:' '$WORK/limit.1') = 2 ] && grep -q 'descriptor limit (200) cannot hold' '$WORK/limit.0' && grep -q 'descriptor limit (200) cannot hold' '$WORK/limit.1'"
 [ "$s0" = 0 ] && [ "$s1" = 0 ] || cat "$WORK/limit.0" "$WORK/limit.1"
+
+# --- Node 0 whose accept queue is shorter than the ranks connecting at once (net.core.somaxconn
+# of host 0's own namespace set to 3, for 4 ranks): the relay, said so; then set back.
+queue=$(on 0 cat /proc/sys/net/core/somaxconn)
+on 0 sysctl -qw net.core.somaxconn=3
+node 0 "$WORK/queue.0" -- "$py" "$JOB" & n0=$!
+node 1 "$WORK/queue.1" -- "$py" "$JOB" & n1=$!
+wait "$n0"; s0=$?
+wait "$n1"; s1=$?
+on 0 sysctl -qw net.core.somaxconn="$queue"
+check "node 0's accept queue of 3 for 4 ranks: the job exits 0 on both hosts ($s0, $s1)" bash -c "[ $s0 = 0 ] && [ $s1 = 0 ]"
+check "... node 1's workers go through its relay, and both nodes say why" \
+  bash -c "[ \$(grep -c 'meets at 127.0.0.1:' '$WORK/queue.1') = 2 ] && grep -q 'accept queue (net.core.somaxconn 3) is shorter than the job.s 4 ranks' '$WORK/queue.0' && grep -q 'accept queue (net.core.somaxconn 3)' '$WORK/queue.1'"
+[ "$s0" = 0 ] && [ "$s1" = 0 ] || cat "$WORK/queue.0" "$WORK/queue.1"
 
 # --- Rank 0's worker dies: the store outlives it, and round 1 starts empty.
 node 0 "$WORK/fail.0" --max-restarts 1 -- "$py" "$JOB" rank0-fails & n0=$!

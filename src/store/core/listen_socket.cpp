@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <limits>
 
 namespace aml::store {
@@ -38,6 +39,13 @@ Result<ListeningSocket> listen_tcp(const std::string& address, int port, const s
   getsockname(listening.fd.get(), reinterpret_cast<sockaddr*>(&addr), &length);
   listening.port = ntohs(addr.sin_port);
   return listening;
+}
+
+std::uint64_t accept_queue_limit() {
+  std::ifstream file("/proc/sys/net/core/somaxconn");
+  std::uint64_t limit = 0;
+  if (!(file >> limit)) return 0;
+  return limit;
 }
 
 }  // namespace aml::store

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <cstdint>
 #include <string>
 
 #include "util/unique_fd.hpp"
@@ -16,5 +17,10 @@ struct ListeningSocket {
 
 // `what` names the listener in an error ("store": "store bind=0.0.0.0:15028: ...").
 Result<ListeningSocket> listen_tcp(const std::string& address, int port, const std::string& what);
+
+// The longest accept queue a listening socket gets in this network namespace
+// (net.core.somaxconn); 0 where it cannot be read. Connections past it that come at once are
+// dropped, and each waits out a SYN retransmit (1 s, then 3 s...).
+std::uint64_t accept_queue_limit();
 
 }  // namespace aml::store
