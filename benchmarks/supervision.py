@@ -15,6 +15,7 @@ RELAY_RUNS=N: rounds of the relay benchmarks (5); AML_BASELINE=PATH (or RELAY_BA
 aml-launch binary (an earlier build) whose rows run in the same rounds of every benchmark, for a
 side-by-side comparison.
 """
+import atexit
 import os
 import shutil
 import signal
@@ -34,7 +35,11 @@ TORCHRUN = ["/usr/bin/python3", f"{HERE}/torchrun_wrapper.py", "--standalone", "
             "--monitor_interval", "0.1", "--no_python"]
 MPIRUN = ["mpirun", "--oversubscribe", "-np", "8"]
 BASELINE = os.environ.get("AML_BASELINE") or os.environ.get("RELAY_BASELINE")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+# What the launchers leave in TMPDIR (torchrun's torchelastic_* folders) goes with this run.
+SCRATCH = tempfile.mkdtemp(prefix="aml-supervision-")
+atexit.register(shutil.rmtree, SCRATCH, True)
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+           TMPDIR=SCRATCH)
 
 
 def timed(cmd, env=ENV, stdout=subprocess.DEVNULL):
