@@ -5,7 +5,7 @@
 # bare posix_spawn-and-wait floor (benchmarks/spawn_floor.c) in the same rounds.
 # Per row: the median over rounds of each round's mean elapsed time, task-clock (CPU time of
 # the launcher and its workers), context switches and page faults.
-# usage: bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
+# usage: [STAGES=1] bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
 set -eu
 build=$(realpath "$1")
 baseline=$(realpath "$2")
@@ -20,6 +20,14 @@ declare -A commands=(
   [baseline]="$baseline --nproc-per-node 8 -- /bin/true"
 )
 names=(floor aml baseline)
+# STAGES=1: also what the launch is made of, this build's alone: its exec and start (--version),
+# the plan (--dry-run), and the launch with no workers' store served (--worker-store torch).
+if [ "${STAGES:-0}" = 1 ]; then
+  commands[exec_only]="$build/launcher/aml-launch --version"
+  commands[plan_only]="$build/launcher/aml-launch --dry-run --nproc-per-node 8 -- /bin/true"
+  commands[no_store]="$build/launcher/aml-launch --nproc-per-node 8 --worker-store torch -- /bin/true"
+  names+=(exec_only plan_only no_store)
+fi
 for round in $(seq "$rounds"); do
   for name in "${names[@]}"; do
     # -x,: one CSV line a counter: value,unit,event,...; the elapsed time from --summary's end.

@@ -104,12 +104,18 @@ int run(int argc, char** argv) {
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) return exit_now->status;
   if (auto* error = std::get_if<Error>(&parsed)) return fail(*error);
   Options& options = std::get<Options>(parsed);
+  // From here on this process may be the guardian: whatever happens to the supervisor,
+  // nothing it started outlives it (supervisor/guardian.hpp). Split before the plan is made,
+  // while the launcher is small; not for what runs no workers (--dry-run, --exec).
+  if (!options.dry_run && !options.exec && !options.program.words.empty()) {
+    if (auto guardian_status = split_off_supervisor()) return *guardian_status;
+  }
 
   Env env = env_from(environ);
   health_from_environment(options.health, env);
   const Machine machine = real_machine();
   if (auto error = count_nproc_word(options, env, machine)) return fail(*error);
-  auto program = program_command(options.program, env, launcher_dir());
+  auto program = program_command(options.program, env, launcher_dir);
   if (!program) return fail(program.error());
   options.command = program->argv;
   options.program_interpreter = program->interpreter;
@@ -159,9 +165,6 @@ int run(int argc, char** argv) {
     sigaddset(&notice_signal, notices->launcher_signal);
     sigprocmask(SIG_BLOCK, &notice_signal, nullptr);
   }
-  // From here on this process may be the guardian: whatever happens to the supervisor,
-  // nothing it started outlives it (supervisor/guardian.hpp).
-  if (auto guardian_status = split_off_supervisor()) return *guardian_status;
   // A console that went away must not kill the launcher while its workers run.
   signal(SIGPIPE, SIG_IGN);
   // An elastic job's node rank is given at each round (round_of).

@@ -80,7 +80,7 @@ std::string launcher_dir() {
 }
 
 Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env,
-                                       const std::string& launcher_dir) {
+                                       const std::function<std::string()>& launcher_dir) {
   ProgramCommand out;
   if (program.words.empty()) return out;
   const std::string why = needs_python(program);
@@ -90,7 +90,7 @@ Result<ProgramCommand> program_command(const ProgramOptions& program, const Env&
         program.no_python ? "--no-python: the program runs as it is" : "the program runs as it is";
     return out;
   }
-  auto python = python_interpreter(env, launcher_dir, why);
+  auto python = python_interpreter(env, launcher_dir(), why);
   if (!python) return python.error();
   out.interpreter = *python;
   out.argv = {*python, "-u"};

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <aml/error.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ struct ProgramCommand {
 // The folder of this executable (where pip or conda installed it), "" if it cannot be read.
 std::string launcher_dir();
 
-// `launcher_dir`: the folder aml-launch's own executable is in (its environment's bin/).
+// `launcher_dir`: gives the folder aml-launch's own executable is in (its environment's bin/);
+// asked only for a program that runs under Python.
 Result<ProgramCommand> program_command(const ProgramOptions& program, const Env& env,
-                                       const std::string& launcher_dir);
+                                       const std::function<std::string()>& launcher_dir);
 
 }  // namespace aml

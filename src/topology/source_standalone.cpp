@@ -13,8 +13,9 @@ Result<Detected> read(const DetectContext& ctx) {
   Topology t;
   t.source = "standalone";
   t.launch = Launch::per_node;
-  NprocGuess guess = auto_nproc_per_node(ctx.env, ctx.machine);
-  t.nproc_per_node = guess.count;
+  // An explicit --nproc-per-node N needs no look at this machine's GPUs.
+  t.nproc_per_node = ctx.overrides.nproc_per_node ? *ctx.overrides.nproc_per_node
+                                                  : auto_nproc_per_node(ctx.env, ctx.machine).count;
   t.world_size = t.nproc_per_node;
   // --nnodes 2 without a scheduler: the flags name the nodes, and the reason must not say one.
   const bool nodes_given =
