@@ -200,6 +200,13 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "stderr's last lines), a stop, every worker's exit; also before each restart (\"final\": "
    "false). {rank}, {local_rank}, {node_rank} in FILE are this launcher's",
    T::none, "", "<file>"},
+  {events_file, "--events-file", Takes::value, "FILE|none", "AML_LAUNCH_EVENTS_FILE", true,
+   "none; DIR/events.jsonl under --log-dir DIR",
+   "The job's events as JSON lines, each written as it happens: rendezvous, rounds, every "
+   "worker's start and exit, the first failure, stops, restarts, benched nodes, the end "
+   "(docs/guides/observability.md). {rank}, {local_rank}, {node_rank} in FILE are this "
+   "launcher's",
+   T::none, "", "<file>"},
   {exec, "--exec", Takes::nothing, "", "", false, "",
    "Per-process launch: aml-launch becomes the command (no supervision)", T::none, "", ""},
   {virtual_local_rank, "--virtual-local-rank --virtual_local_rank", Takes::nothing, "", "",
@@ -322,8 +329,10 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "--start-method: not used: every worker is a process of its own, started with posix_spawn",
    ""},
   {event_log_handler, "--event-log-handler --event_log_handler", Takes::value, "NAME", "", false,
-   "", "torchrun's event log; --summary-file writes the outcome here", T::no_use,
-   "--event-log-handler: not used: --summary-file writes the run's outcome as JSON", ""},
+   "", "torchrun's event log handler; here --events-file writes the job's events", T::no_use,
+   "--event-log-handler: not used: --events-file writes the job's events as JSON lines, "
+   "--summary-file its outcome",
+   ""},
   {logs_specs, "--logs-specs --logs_specs", Takes::value, "NAME", "", false, "",
    "torchrun's log-file plugins; here --log-dir and --tag", T::no_use,
    "--logs-specs: not used: --log-dir and --tag say where output goes and how it is marked",

@@ -49,6 +49,7 @@ enum class FlagId : std::uint8_t {
   duplicate_stdout_filters,
   duplicate_stderr_filters,
   summary_file,
+  events_file,
   exec,
   virtual_local_rank,
   role,

@@ -11,6 +11,7 @@
 
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
+#include "event_setup.hpp"
 #include "exec_command.hpp"
 #include "hang_files.hpp"
 #include "health_setup.hpp"
@@ -69,7 +70,8 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
          std::strerror(errno) + "\n";
 }
 
-// {rank}, {local_rank} and {node_rank} in --summary-file and --log-dir: this launcher's place,
+// {rank}, {local_rank} and {node_rank} in --summary-file, --log-dir and --events-file: this
+// launcher's place,
 // so that the launchers of one srun or mpirun line (one path for all) each get their own. A
 // per-process launcher has its worker's; a per-node one is its node's only launcher: rank =
 // node rank, local rank 0.
@@ -78,7 +80,8 @@ std::optional<Error> expand_launcher_fields(Options& options, const Topology& t)
   if (t.elastic) {
     for (auto [flag, text] :
          {std::pair<const char*, std::string>{"--summary-file", options.summary_file},
-          {"--log-dir", options.log_dir.value_or("")}}) {
+          {"--log-dir", options.log_dir.value_or("")},
+          {"--events-file", options.events_file.value_or("")}}) {
       if (text.find("{rank}") != std::string::npos ||
           text.find("{node_rank}") != std::string::npos) {
         return invalid(flag, text,
@@ -96,6 +99,7 @@ std::optional<Error> expand_launcher_fields(Options& options, const Topology& t)
   };
   options.summary_file = expand(options.summary_file);
   if (options.log_dir) options.log_dir = expand(*options.log_dir);
+  if (options.events_file) options.events_file = expand(*options.events_file);
   return std::nullopt;
 }
 
@@ -170,6 +174,9 @@ int run(int argc, char** argv) {
   // An elastic job's node rank is given at each round (round_of).
   NodeIdentity node{plan.topology.node_rank, host_name(),
                     inputs->per_process_group ? plan.topology.rank : -1};
+  auto opened_events = open_events(options, plan, node);
+  if (!opened_events) return fail(opened_events.error());
+  EventLog* const events = opened_events->get();  // null: no --events-file
   std::unique_ptr<NodeGroup> group;
   // This node's checks: begun now, so that the first round's overlap the connection to the
   // rendezvous; each later round begins them again (NodeGroup::join).
@@ -184,7 +191,10 @@ int run(int argc, char** argv) {
         options, plan, *inputs, *auth, *backend,
         [&options](const std::string& text) { say_after_workers(options, text); }, health,
         machine_name(env),
-        [&options, &plan](const BenchedNode& node) { record_benched(options, plan.run_id, node); });
+        [&options, &plan, events](const BenchedNode& node) {
+          record_benched(options, plan.run_id, node);
+          if (events) events->write("node_benched", bench_json(node));
+        });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
       return kUsageError;
@@ -209,8 +219,11 @@ int run(int argc, char** argv) {
     RoundLaunch launch;
     launch.restart_count = launch.restarts_used = restart_count;
     if (group) {
+      const auto asked = std::chrono::steady_clock::now();
+      if (events) events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
+      rendezvous_formed_event(events, phase, *agreed, asked);
       if (agreed->ended) {
         std::string said;
         launch.ended = ended_while_waiting(*agreed->ended, said);
@@ -318,6 +331,7 @@ int run(int argc, char** argv) {
   };
   auto on_restart = [&](const RunOutcome& failed, int next) {
     rounds.ended(failed);
+    restart_events(events, failed, node, next, options.max_restarts);
     std::string said = write_summary_file(options, failed, node, false, rounds);
     const bool regroup = failed.remote_failure && failed.remote_failure->regroup;
     say_after_workers(options, said + failure_summary_text(failed, node) +
@@ -346,11 +360,13 @@ int run(int argc, char** argv) {
   run_options.notices = &desk;
   run_options.guardian_loss_is_node_loss = group && plan.topology.elastic;
   run_options.on_first_use = [&local_stores] { return local_stores.on_first_use(); };
+  run_options.events = events;
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);
   if (!notices->file.empty()) unlink(notices->file.c_str());
   // The file first: a stderr that nobody reads cannot keep it from being written.
   rounds.ended(outcome);
+  end_events(events, outcome, node);
   std::string said = write_summary_file(options, outcome, node, true, rounds);
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";

@@ -91,6 +91,7 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
     options.local_ranks_filter = *ranks;
   }
   options.summary_file = line.value(summary_file);
+  if (line.has(events_file)) options.events_file = line.value(events_file);
   options.exec = line.has(exec);
   options.no_group = line.has(no_group);
   if (line.has(worker_store)) {

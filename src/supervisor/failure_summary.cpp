@@ -186,8 +186,6 @@ std::string late_stop_text(const RunOutcome& outcome, const NodeIdentity& node) 
   return text + failure_text(outcome, node) + late_stop_head(*outcome.stopped, node) + "\n";
 }
 
-namespace {
-
 nlohmann::ordered_json exit_json(const WorkerExit& exit) {
   nlohmann::ordered_json j;
   j["rank"] = exit.rank;
@@ -208,11 +206,8 @@ nlohmann::ordered_json exit_json(const WorkerExit& exit) {
   return j;
 }
 
-}  // namespace
-
-std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node, bool final) {
+nlohmann::ordered_json outcome_json(const RunOutcome& outcome, const NodeIdentity& node) {
   nlohmann::ordered_json j;
-  j["final"] = final;
   j["exit_code"] = outcome.exit_code;
   j["node_rank"] = node.node_rank;
   j["host"] = node.host;
@@ -281,6 +276,14 @@ std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node
       outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
   auto& workers = j["workers"] = nlohmann::ordered_json::array();
   for (const WorkerExit& exit : outcome.exits) workers.push_back(exit_json(exit));
+  return j;
+}
+
+std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node, bool final) {
+  nlohmann::ordered_json body = outcome_json(outcome, node);
+  nlohmann::ordered_json j;
+  j["final"] = final;
+  for (auto field = body.begin(); field != body.end(); ++field) j[field.key()] = *field;
   // Invalid UTF-8 in a worker's stderr is replaced, not a reason to lose the summary.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

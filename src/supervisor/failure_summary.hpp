@@ -2,6 +2,7 @@
 // when, and the end of its stderr.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "supervisor/run_workers.hpp"
@@ -24,6 +25,13 @@ std::string late_stop_text(const RunOutcome& outcome, const NodeIdentity& node);
 // is killed after that leaves the last failure on record.
 std::string run_summary_json(const RunOutcome& outcome, const NodeIdentity& node,
                              bool final = true);
+// Its body: the exit code, the node, the restarts, the first failure, a stop, a hang, a notice,
+// a start error and every worker's exit (the events' round_ended takes it too).
+nlohmann::ordered_json outcome_json(const RunOutcome& outcome, const NodeIdentity& node);
+
+// One worker's exit as the summary and the events give it: rank, local rank, pid, exit code or
+// signal, status in words, time.
+nlohmann::ordered_json exit_json(const WorkerExit& exit);
 
 // "2026-11-22T03:04:05.678Z"
 std::string utc_timestamp(std::chrono::system_clock::time_point when);

@@ -3,7 +3,9 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
+#include "events/event_log.hpp"
 #include "notice/notice_desk.hpp"
+#include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -119,11 +121,15 @@ bool Round::start(WorkerLaunch launch, std::size_t index) {
   if (options_.notices && !options_.notices->settings().file.empty())
     launch.environ.push_back("AML_LAUNCH_NOTICE_FILE=" + options_.notices->settings().file);
   const int rank = launch.rank;
+  const int local_rank = launch.local_rank;
   std::string binding_refused;
   auto pid = workers_.spawn(std::move(launch), *ends, progress_fd, binding_refused);
   if (!pid) {
     verdict_.start_failed(pid.error(), Clock::now());
     return false;
+  }
+  if (options_.events) {
+    options_.events->write("worker_started", {{"local_rank", local_rank}, {"pid", *pid}}, rank);
   }
   if (!binding_refused.empty()) {
     consoles_.err.write("aml-launch: warning: rank " + std::to_string(rank) +
@@ -170,7 +176,15 @@ void Round::on_reaped(pid_t pid, int status, int index) {
   // Another node declared the hang: ranks here that end now (a peer gone, SIGABRT) die of it.
   const bool hung_elsewhere = inquiry_ && !inquiry_->committed() && hang_declared_elsewhere();
   if (hung_elsewhere) verdict_.hang_phase(HangPhase::committed);
-  if (verdict_.worker_ended(exit, last_stderr, Clock::now())) first_failed_ = index;
+  if (options_.events) options_.events->write("worker_exited", exit_json(exit), exit.rank);
+  if (verdict_.worker_ended(exit, last_stderr, Clock::now())) {
+    first_failed_ = index;
+    if (options_.events) {
+      nlohmann::ordered_json failure = exit_json(exit);
+      failure["stderr_tail"] = relay_.stderr_tail(i, 20);
+      options_.events->write("failure", std::move(failure), exit.rank);
+    }
+  }
   const bool finished = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (inquiry_ && !inquiry_->committed() && finished && !hung_elsewhere) {
     // Its last lines come with its end: a rank that printed and then ended moved first.
@@ -191,7 +205,14 @@ void Round::on_stop(int sig, long sender) {
   }
   relay_.stop_requested();
   const auto now = std::chrono::system_clock::now();
-  verdict_.stop_from_outside(sig, sender, process_name(sender), utc_timestamp(now), Clock::now());
+  const std::string sender_name = process_name(sender);
+  if (options_.events) {
+    options_.events->write(
+        "stop", {{"signal", signal_name(sig)},
+                 {"sender_pid", sender > 0 ? nlohmann::ordered_json(sender) : nullptr},
+                 {"sender", sender_name.empty() ? nullptr : nlohmann::ordered_json(sender_name)}});
+  }
+  verdict_.stop_from_outside(sig, sender, sender_name, utc_timestamp(now), Clock::now());
   const auto& stop = verdict_.outcome().stopped;
   if (stop && stop->during_teardown && !reported_at_once_ && options_.report_at_once) {
     reported_at_once_ = true;
@@ -205,6 +226,7 @@ void Round::on_stop(int sig, long sender) {
 
 void Round::on_guardian_lost() {
   relay_.stop_requested();
+  if (options_.events) options_.events->write("launcher_killed");
   verdict_.guardian_lost(utc_timestamp(std::chrono::system_clock::now()),
                          verdict_.waiting_for_peers(), Clock::now());
 }

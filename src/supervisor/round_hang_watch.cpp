@@ -3,6 +3,7 @@
 // only an inquiry that ends gives the verdict (exit 124).
 #include <signal.h>
 
+#include "events/event_log.hpp"
 #include "supervisor/round.hpp"
 
 namespace aml {
@@ -78,6 +79,9 @@ void Round::begin_inquiry(Clock::time_point now) {
     consoles_.err.write("aml-launch: " + why +
                         ": looking at every rank before the job is stopped; a rank that moves "
                         "meanwhile calls it off\n");
+    if (options_.events) {
+      options_.events->write("hang_inquiry", {{"why", why}, {"ranks", targets.size()}});
+    }
   }
   if (hooks.peers != nullptr) hooks.peers->inquiry_begun();
   inquiry_.emplace(reactor_, std::move(targets), std::move(settings), std::move(hooks), now);
@@ -108,6 +112,9 @@ void Round::follow_inquiry(Clock::time_point now) {
   keep_full_stacks(
       report, [this](int rank) { return log_of(rank); }, options_.hang_dir);
   inquiry_.reset();
+  if (options_.events) {
+    options_.events->write("hang", nlohmann::ordered_json::parse(report.json_text()));
+  }
   verdict_.hang_found(std::move(report), now);
 }
 
@@ -120,6 +127,7 @@ bool Round::call_off_inquiry(std::string why, Clock::time_point now) {
   verdict_.hang_phase(HangPhase::none);
   hang_watch_.moved(now);
   consoles_.err.write("aml-launch: hang inquiry called off: " + why + "\n");
+  if (options_.events) options_.events->write("hang_called_off", {{"why", why}});
   return true;
 }
 

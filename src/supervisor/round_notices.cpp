@@ -2,6 +2,7 @@
 // the notice signal, and each new notice told to the workers, the verdict and the other nodes.
 #include <sys/epoll.h>
 
+#include "events/event_log.hpp"
 #include "notice/notice_desk.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/round.hpp"
@@ -54,6 +55,11 @@ void Round::hear_notices(Clock::time_point now) {
       line += ": the job rides it out";
     }
     consoles_.err.write(line + "\n");
+    if (options_.events) {
+      auto details = nlohmann::ordered_json::parse(notice_json(notice).dump());
+      details["heard_here"] = here;
+      options_.events->write("notice", std::move(details));
+    }
     // Every node hears it: the others' workers are told of an end, and a pause is waited for.
     if (here && listening()) options_.peers->report_notice(notice);
   }

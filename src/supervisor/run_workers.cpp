@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "events/event_log.hpp"
 #include "notice/notice_desk.hpp"
 #include "supervisor/guardian.hpp"
 #include "supervisor/rank_log.hpp"
@@ -80,6 +81,12 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     restart = made->restart_count;
     const int used = made->restarts_used;
     std::vector<WorkerLaunch> round_launches = std::move(made->workers);
+    if (options.events) {
+      options.events->set_round(restart);
+      options.events->write("round_started", {{"workers", round_launches.size()},
+                                              {"restarts_used", used},
+                                              {"max_restarts", options.max_restarts}});
+    }
     if (!options.output.log_dir.empty() && log_files.empty()) {
       if (!make_directories(options.output.log_dir)) {
         outcome.start_error = system_error("--log-dir", options.output.log_dir);

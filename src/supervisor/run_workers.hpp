@@ -20,6 +20,8 @@
 
 namespace aml {
 
+class EventLog;
+
 class PeerLink;
 class NoticeDesk;
 
@@ -72,6 +74,8 @@ struct RunOptions {
     std::function<void()> start;
   };
   std::function<std::vector<OnFirstUse>()> on_first_use;
+  // --events-file (events/event_log.hpp); null: none are written.
+  EventLog* events = nullptr;
 };
 
 struct WorkerExit {

@@ -102,7 +102,7 @@ end_job() {  # end_job JOB: the workers finish; every launcher's status, "0 0 0"
 J=cmd
 touch "$WORK/$J.sick.1"
 start_three $J no_env --nnodes 2:2 $(rdzv 29471 "cmd-$$") --nproc-per-node 1 --max-restarts 1 \
-  --rdzv-last-call 1 --node-timeout 5 --bad-nodes-file "$WORK/$J.bad" \
+  --rdzv-last-call 1 --node-timeout 5 --bad-nodes-file "$WORK/$J.bad" --events-file "$WORK/$J.events" \
   --health-command 'echo "scratch of $HOST_ID looked at"; test ! -e "$W/$JOB.sick.$HOST_ID"'
 wait_file "$WORK/$J.rank.0.0" 20 && wait_file "$WORK/$J.rank.2.0" 10
 check "health-command: the failing host 1 is never seated; hosts 0 and 2 run round 0" \
@@ -124,6 +124,18 @@ assert b["addr"] == "10.77.0.2" and b["reason"] == "failed its health check", b
 assert b["figure"].startswith("command: exit 1") and b["job"] and b["time"], b' "$WORK/$J.bad"
 got=$(end_job $J)
 check "health-command: the job exits 0 on every host, the benched one with it ($got)" [ "$got" = "0 0 0" ] ||
+  show $J
+check "health-command: the events (three launchers, one file): the bench once, on the deciding node; the benched host waited to the end; two nodes formed round 0" \
+  /usr/bin/python3 -c '
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1])]
+kinds = lambda k: [e for e in events if e["kind"] == k]
+benched = kinds("node_benched")
+assert len(benched) == 1 and benched[0]["details"]["addr"] == "10.77.0.2", benched
+waited = kinds("ended_while_waiting")
+assert len(waited) == 1 and waited[0]["details"]["exit_code"] == 0, waited
+formed = [e["node_rank"] for e in kinds("rendezvous_formed") if e["round"] == 0]
+assert sorted(formed) == [0, 1] and len(kinds("end")) == 3, (formed, kinds("end"))' "$WORK/$J.events" ||
   show $J
 check "health-command: the benched host's summary says it held no rank and why" \
   grep -q "this node held no rank: it failed its health check: command: exit 1" "$WORK/$J.out.1"

@@ -1,0 +1,88 @@
+#include "event_setup.hpp"
+
+namespace aml {
+
+Result<std::string> events_path(const Options& options) {
+  if (options.events_file) {
+    if (options.events_file->empty()) {
+      return invalid("--events-file", "", "a file for the job's events, or none");
+    }
+    return *options.events_file == "none" ? "" : *options.events_file;
+  }
+  return options.log_dir ? *options.log_dir + "/events.jsonl" : "";
+}
+
+Result<std::unique_ptr<EventLog>> open_events(const Options& options, const LaunchPlan& plan,
+                                              const NodeIdentity& node) {
+  auto path = events_path(options);
+  if (!path) return path.error();
+  if (path->empty()) return std::unique_ptr<EventLog>();
+  auto events = EventLog::open(*path, {node.node_rank, node.host, plan.run_id});
+  if (!events) return events.error();
+  const Topology& t = plan.topology;
+  nlohmann::ordered_json launch;
+  launch["command"] = options.command;
+  launch["source"] = t.source;
+  launch["nnodes"] = t.nnodes;
+  launch["elastic"] = t.elastic ? nlohmann::ordered_json(std::to_string(t.elastic->min) + ":" +
+                                                         std::to_string(t.elastic->max))
+                                : nlohmann::ordered_json(nullptr);
+  launch["nproc_per_node"] = t.nproc_per_node;
+  launch["world_size"] = t.world_size;
+  launch["max_restarts"] = options.max_restarts;
+  launch["version"] = AML_VERSION;
+  (*events)->write("launch", std::move(launch), node.rank);
+  return std::move(*events);
+}
+
+namespace {
+
+// What the summary says of a round (not its workers' exits: each was an event of its own).
+void round_ended(EventLog& events, const RunOutcome& outcome, const NodeIdentity& node) {
+  nlohmann::ordered_json round = outcome_json(outcome, node);
+  round.erase("node_rank");  // the line's own
+  round.erase("host");
+  round.erase("workers");
+  events.write("round_ended", std::move(round));
+}
+
+}  // namespace
+
+void rendezvous_formed_event(EventLog* events, const std::string& phase, const Agreement& agreed,
+                             std::chrono::steady_clock::time_point asked) {
+  if (events == nullptr) return;
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  if (agreed.ended) {
+    events->write(
+        "ended_while_waiting",
+        {{"phase", phase}, {"exit_code", agreed.ended->exit_code}, {"waited_seconds", waited}});
+    return;
+  }
+  events->set_round(agreed.round);
+  events->set_node_rank(agreed.node_rank);
+  events->write("rendezvous_formed", {{"phase", phase},
+                                      {"nodes", agreed.node_count},
+                                      {"restarts_used", agreed.restarts_used},
+                                      {"benched", agreed.bench.size()},
+                                      {"waited_seconds", waited}});
+}
+
+void restart_events(EventLog* events, const RunOutcome& failed, const NodeIdentity& node, int next,
+                    int max_restarts) {
+  if (events == nullptr) return;
+  round_ended(*events, failed, node);
+  if (failed.remote_failure && failed.remote_failure->regroup) {
+    events->write("regroup", {{"round", next}});
+  } else {
+    events->write("restart", {{"restart", next}, {"max_restarts", max_restarts}});
+  }
+}
+
+void end_events(EventLog* events, const RunOutcome& outcome, const NodeIdentity& node) {
+  if (events == nullptr) return;
+  round_ended(*events, outcome, node);
+  events->write("end", {{"exit_code", outcome.exit_code}, {"restarts", outcome.restarts}});
+}
+
+}  // namespace aml

@@ -1,0 +1,58 @@
+// The job's events as JSON lines (DESIGN §6b; docs/guides/observability.md has the schema).
+// One schema on every node; each event written as it happens, in one write(2) on a file opened
+// for appending, so that a crash loses at most the line being written; the file is rotated at
+// a bound (FILE.1 keeps the part before). A write that fails is said once, and the events stop:
+// the job goes on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "aml/error.hpp"
+#include "util/unique_fd.hpp"
+
+namespace aml {
+
+// Who writes: the same on every line of one launcher's file.
+struct EventSource {
+  int node_rank = 0;
+  std::string host;
+  std::string run_id;
+};
+
+class EventLog {
+ public:
+  static constexpr std::uint64_t kRotateBytes = 64ull << 20;
+
+  // Opens (or creates) `path` for appending; its folder is made where missing.
+  static Result<std::unique_ptr<EventLog>> open(std::string path, EventSource source,
+                                                std::uint64_t rotate_bytes = kRotateBytes);
+
+  // The round the next events belong to (the restart count), and an elastic node's rank in it.
+  void set_round(int round) { round_ = round; }
+  void set_node_rank(int node_rank) { source_.node_rank = node_rank; }
+
+  // One event of `kind` (the guide lists them), about `rank` (-1: no rank), with its details.
+  void write(std::string_view kind,
+             nlohmann::ordered_json details = nlohmann::ordered_json::object(), int rank = -1);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  EventLog(std::string path, UniqueFd fd, std::uint64_t size, EventSource source,
+           std::uint64_t rotate_bytes);
+  bool rotate();
+
+  std::string path_;
+  UniqueFd fd_;
+  std::uint64_t size_;
+  EventSource source_;
+  std::uint64_t rotate_bytes_;
+  int round_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace aml

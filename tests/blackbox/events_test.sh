@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# --events-file (DESIGN §6b): the job's story as JSON lines, one schema, each event as it
+# happens: a failure and a restart, a stop and who sent it, a hang, two nodes meeting, the
+# default under --log-dir and none without it, a file that cannot be written, and a path an
+# elastic job cannot expand.
+# usage: events_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+HERE=$(dirname "$(realpath "$0")")
+. "$HERE/assert.sh"
+WORK=$(mktemp -d)
+trap 'kill_marked_processes "aml-events-$$"; rm -rf "$WORK"' EXIT
+export AML_TEST_MARK="aml-events-$$" TMPDIR=$WORK
+# story FILE: FILE.story, a line an event (events_check.py); fails, saying why, on a bad line.
+story() { /usr/bin/python3 "$HERE/events_check.py" "$1" >"$1.story" 2>&1 || { cat "$1.story"; return 1; }; }
+# in_order FILE PATTERN...: each pattern's first line comes after the one before's.
+in_order() {
+  local file=$1 at=0 line; shift
+  for pattern in "$@"; do
+    line=$(grep -n -m1 -- "$pattern" "$file" | cut -d: -f1)
+    [ -n "$line" ] && [ "$line" -gt "$at" ] || return 1
+    at=$line
+  done
+}
+
+# 1. Rank 1 fails in each of two rounds: every start and exit, the first failure, the restart.
+"$BIN" --nproc-per-node 2 --max-restarts 1 --events-file "$WORK/one/events.jsonl" -- \
+  sh -c '[ "$RANK" = 1 ] && exit 3; sleep 5' >/dev/null 2>&1
+check "a failing job: its file (folder made) has the schema on every line" \
+  story "$WORK/one/events.jsonl"
+expected="launch node=0 round=0 rank=-
+round_started node=0 round=0 rank=-
+failure node=0 round=0 rank=1 exit code 3
+round_ended node=0 round=0 rank=- exit_code=3
+restart node=0 round=0 rank=-
+round_started node=0 round=1 rank=-
+failure node=0 round=1 rank=1 exit code 3
+round_ended node=0 round=1 rank=- exit_code=3
+end node=0 round=1 rank=- exit_code=3"
+check "a failing job: launch, rounds, the first failure, the restart and the end, in order" \
+  test "$(grep -v '^worker_' "$WORK/one/events.jsonl.story")" = "$expected"
+check "a failing job: each round's two starts and two exits (rank 0 stopped by SIGTERM)" \
+  test "$(grep -c '^worker_started' "$WORK/one/events.jsonl.story"):$(grep -c '^worker_exited node=0 round=[01] rank=0 signal 15' "$WORK/one/events.jsonl.story"):$(grep -c '^worker_exited node=0 round=[01] rank=1 exit code 3' "$WORK/one/events.jsonl.story")" = "4:2:2"
+check "a failing job: the failure comes after rank 1's exit and before rank 0's" \
+  in_order "$WORK/one/events.jsonl.story" '^worker_exited .*rank=1 exit code 3' \
+  '^failure .*rank=1' '^worker_exited .*rank=0 signal 15'
+
+# 2. A stop: SIGTERM from this shell, named with its pid, written while the workers still run.
+"$BIN" --nproc-per-node 2 --events-file "$WORK/stop.jsonl" -- \
+  sh -c 'touch "$TMPDIR/up.$RANK"; sleep 30' >/dev/null 2>&1 &
+launcher=$!
+for _ in $(seq 200); do [ -e "$WORK/up.0" ] && [ -e "$WORK/up.1" ] && break; sleep 0.05; done
+kill -TERM "$launcher"
+wait "$launcher"
+status=$?
+story "$WORK/stop.jsonl" >/dev/null
+check "a stop: exit 143, and the stop names SIGTERM and this shell's pid" \
+  test "$status:$(grep -c "^stop node=0 round=0 rank=- SIGTERM sender_pid=$$\$" "$WORK/stop.jsonl.story")" = "143:1"
+check "a stop: the end says 143" grep -q '^end node=0 round=0 rank=- exit_code=143$' "$WORK/stop.jsonl.story"
+
+# 3. Where the file goes: DIR/events.jsonl under --log-dir DIR, none with none, none by default.
+"$BIN" --nproc-per-node 1 --log-dir "$WORK/logs" -- true >/dev/null 2>&1
+check "--log-dir DIR: the events in DIR/events.jsonl" story "$WORK/logs/events.jsonl"
+"$BIN" --nproc-per-node 1 --log-dir "$WORK/logs-none" --events-file none -- true >/dev/null 2>&1
+check "--events-file none: no file beside the logs" test ! -e "$WORK/logs-none/events.jsonl"
+mkdir -p "$WORK/quiet/tmp"
+(cd "$WORK/quiet" && TMPDIR="$WORK/quiet/tmp" "$BIN" --nproc-per-node 1 -- true >/dev/null 2>&1)
+check "no flag: no file, neither where it ran nor in TMPDIR" \
+  test "$(ls -A "$WORK/quiet" "$WORK/quiet/tmp" | tr -d '\n')" = "$WORK/quiet:tmp$WORK/quiet/tmp:"
+AML_LAUNCH_EVENTS_FILE="$WORK/by-variable.jsonl" "$BIN" --nproc-per-node 1 -- true >/dev/null 2>&1
+check "AML_LAUNCH_EVENTS_FILE gives the file" grep -q '"kind":"end"' "$WORK/by-variable.jsonl"
+
+# 4. Bad paths: said, nothing run.
+touch "$WORK/a-file"
+"$BIN" --nproc-per-node 1 --events-file "$WORK/a-file/events.jsonl" -- touch "$WORK/ran" \
+  >/dev/null 2>"$WORK/bad.err"
+status=$?
+check "a file under a file: exit 2 naming --events-file, no worker ran" \
+  test "$status:$(grep -c -- '--events-file' "$WORK/bad.err"):$([ -e "$WORK/ran" ] && echo ran)" = "2:1:"
+"$BIN" --nnodes 1:2 --nproc-per-node 1 --rdzv-endpoint 127.0.0.1:29400 --dry-run \
+  --events-file "$WORK/e.{node_rank}.jsonl" -- true \
+  >/dev/null 2>"$WORK/elastic.err"
+check "an elastic job: {node_rank} in --events-file is refused, said" \
+  grep -q -- '--events-file=.*{node_rank}.*elastic job' "$WORK/elastic.err"
+
+# 5. A hang: the inquiry as it begins, its verdict, the end (124).
+"$BIN" --nproc-per-node 1 --hang-timeout 1 --hang-startup-timeout 1 --events-file "$WORK/hang.jsonl" \
+  -- sleep 60 >/dev/null 2>&1
+story "$WORK/hang.jsonl" >/dev/null
+check "a hang: the inquiry, then the verdict, then the end with 124" \
+  in_order "$WORK/hang.jsonl.story" '^hang_inquiry node=0 round=0 rank=-$' '^hang node=0' \
+  '^end node=0 round=0 rank=- exit_code=124$'
+
+# 6. Two nodes on this machine: each file says the rendezvous formed, with its own node rank.
+reserve_port port || exit 1
+for n in 0 1; do
+  "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" \
+    --events-file "$WORK/node{node_rank}.jsonl" -- true >/dev/null 2>&1 &
+done
+wait
+for n in 0 1; do
+  story "$WORK/node$n.jsonl" >/dev/null
+  check "two nodes: node $n's file says the rendezvous began and formed (2 nodes), and its end" \
+    test "$(grep -c "^rendezvous_begun node=$n round=0" "$WORK/node$n.jsonl.story"):$(grep -c "^rendezvous_formed node=$n round=0 rank=- nodes=2$" "$WORK/node$n.jsonl.story"):$(grep -c "^end node=$n round=0 rank=- exit_code=0$" "$WORK/node$n.jsonl.story")" = "1:1:1"
+done
+finish

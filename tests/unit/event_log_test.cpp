@@ -1,0 +1,93 @@
+// The events file's writer: one schema a line, appended, rotated at its bound.
+#include "events/event_log.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace aml {
+namespace {
+
+class EventLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char folder[] = "/tmp/aml-event-log-XXXXXX";
+    ASSERT_NE(mkdtemp(folder), nullptr);
+    dir_ = folder;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::vector<nlohmann::json> lines(const std::string& path) {
+    std::vector<nlohmann::json> read;
+    std::ifstream file(path);
+    for (std::string line; std::getline(file, line);) read.push_back(nlohmann::json::parse(line));
+    return read;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(EventLogTest, ALineAnEventWithTheSchemasKeysInOrder) {
+  auto log = EventLog::open(dir_ + "/made/events.jsonl", {2, "h", "run-1"});
+  ASSERT_TRUE(log.ok()) << log.error().message();
+  (*log)->write("launch");
+  (*log)->set_round(3);
+  (*log)->set_node_rank(1);
+  (*log)->write("worker_exited", {{"exit_code", 3}}, 7);
+  const auto read = lines(dir_ + "/made/events.jsonl");
+  ASSERT_EQ(read.size(), 2u);
+  // time, kind, node_rank, host, run_id, round, rank, details: their order in the file is
+  // checked by the black-box test (nlohmann::json reads them sorted).
+  EXPECT_EQ(read[1].size(), 8u);
+  EXPECT_EQ(read[0]["kind"], "launch");
+  EXPECT_EQ(read[0]["node_rank"], 2);
+  EXPECT_TRUE(read[0]["rank"].is_null());
+  EXPECT_EQ(read[0]["round"], 0);
+  EXPECT_EQ(read[1]["rank"], 7);
+  EXPECT_EQ(read[1]["round"], 3);
+  EXPECT_EQ(read[1]["node_rank"], 1);
+  EXPECT_EQ(read[1]["run_id"], "run-1");
+  EXPECT_EQ(read[1]["details"]["exit_code"], 3);
+  EXPECT_EQ(read[1]["time"].get<std::string>().size(), 24u);  // 2026-11-29T04:05:06.789Z
+}
+
+TEST_F(EventLogTest, AppendsToWhatAnEarlierLauncherWrote) {
+  const std::string path = dir_ + "/events.jsonl";
+  for (int i = 0; i < 2; ++i) {
+    auto log = EventLog::open(path, {0, "h", "run"});
+    ASSERT_TRUE(log.ok());
+    (*log)->write("end");
+  }
+  EXPECT_EQ(lines(path).size(), 2u);
+}
+
+TEST_F(EventLogTest, RotatesAtItsBoundKeepingThePartBefore) {
+  const std::string path = dir_ + "/events.jsonl";
+  auto log = EventLog::open(path, {0, "h", "run"}, 1000);
+  ASSERT_TRUE(log.ok());
+  for (int i = 0; i < 30; ++i) (*log)->write("worker_started", {{"n", i}}, i);
+  const auto now = lines(path);
+  const auto before = lines(path + ".1");
+  ASSERT_FALSE(now.empty());
+  ASSERT_FALSE(before.empty());
+  EXPECT_LE(std::filesystem::file_size(path), 1000u);
+  EXPECT_LE(std::filesystem::file_size(path + ".1"), 1000u);
+  // The newest in the file, the part just before it in FILE.1, no line cut.
+  EXPECT_EQ(now.back()["details"]["n"], 29);
+  EXPECT_EQ(before.back()["details"]["n"].get<int>() + 1, now.front()["details"]["n"].get<int>());
+}
+
+TEST_F(EventLogTest, AFileThatCannotBeMadeIsAnErrorNamingTheFlag) {
+  std::ofstream(dir_ + "/a-file") << "x";
+  auto log = EventLog::open(dir_ + "/a-file/events.jsonl", {0, "h", "run"});
+  ASSERT_FALSE(log.ok());
+  EXPECT_NE(log.error().message().find("--events-file"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace aml
