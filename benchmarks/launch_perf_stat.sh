@@ -5,7 +5,7 @@
 # bare posix_spawn-and-wait floor (benchmarks/spawn_floor.c) in the same rounds.
 # Per row: the median over rounds of each round's mean elapsed time, task-clock (CPU time of
 # the launcher and its workers), context switches and page faults.
-# usage: [STAGES=1] bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
+# usage: [STAGES=1] [EVENTS=1] bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
 set -eu
 build=$(realpath "$1")
 baseline=$(realpath "$2")
@@ -27,6 +27,11 @@ if [ "${STAGES:-0}" = 1 ]; then
   commands[plan_only]="$build/launcher/aml-launch --dry-run --nproc-per-node 8 -- /bin/true"
   commands[no_store]="$build/launcher/aml-launch --nproc-per-node 8 --worker-store torch -- /bin/true"
   names+=(exec_only plan_only no_store)
+fi
+# EVENTS=1: also this build with --events-file on (the file in this script's own folder).
+if [ "${EVENTS:-0}" = 1 ]; then
+  commands[events_on]="$build/launcher/aml-launch --nproc-per-node 8 --events-file $work/events.jsonl -- /bin/true"
+  names+=(events_on)
 fi
 for round in $(seq "$rounds"); do
   for name in "${names[@]}"; do

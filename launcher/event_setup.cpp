@@ -1,5 +1,10 @@
 #include "event_setup.hpp"
 
+#include <cerrno>
+#include <cstring>
+
+#include "util/make_directories.hpp"
+
 namespace aml {
 
 Result<std::string> events_path(const Options& options) {
@@ -17,6 +22,11 @@ Result<std::unique_ptr<EventLog>> open_events(const Options& options, const Laun
   auto path = events_path(options);
   if (!path) return path.error();
   if (path->empty()) return std::unique_ptr<EventLog>();
+  if (!options.events_file && !make_directories(*options.log_dir)) {
+    // The file is --log-dir's default: the folder is what the user named.
+    return invalid("--log-dir", *options.log_dir,
+                   "a folder this launcher can make (" + std::string(std::strerror(errno)) + ")");
+  }
   auto events = EventLog::open(*path, {node.node_rank, node.host, plan.run_id});
   if (!events) return events.error();
   const Topology& t = plan.topology;

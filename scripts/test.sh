@@ -188,7 +188,9 @@ fuzz_all() {
 export -f fuzz fuzz_all
 # From the sanitizer build on, beside the main build: one core's work, and the main build is
 # done long before the sanitizer tests are.
-beside "fuzzing" bash -c fuzz_all
+# Their corpora in the suite's own folder: a suite stopped by a failed stage kills them before
+# they clean up, and what they leave goes with that folder.
+beside "fuzzing" env TMPDIR="$work" bash -c fuzz_all
 stage "sanitizer tests"
 # The elastic suite under etcd and the lease's fault suite run once, in the main stage: here
 # etcd's code is covered by its own suite (launcher.etcd_rendezvous) and the elastic suite on
