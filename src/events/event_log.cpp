@@ -6,10 +6,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 
-#include "supervisor/failure_summary.hpp"
 #include "util/make_directories.hpp"
 #include "util/write_all.hpp"
 
@@ -52,7 +53,22 @@ EventLog::EventLog(std::string path, UniqueFd fd, std::uint64_t size, EventSourc
       fd_(std::move(fd)),
       size_(size),
       source_(std::move(source)),
-      rotate_bytes_(rotate_bytes) {}
+      rotate_bytes_(rotate_bytes),
+      host_json_(nlohmann::json(source_.host).dump()),
+      run_id_json_(nlohmann::json(source_.run_id).dump()) {}
+
+const std::string& EventLog::time_prefix(long long seconds) {
+  if (seconds != prefix_second_) {
+    const std::time_t whole = static_cast<std::time_t>(seconds);
+    std::tm utc{};
+    gmtime_r(&whole, &utc);
+    char text[32];
+    const std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S.", &utc);
+    prefix_.assign(text, n);
+    prefix_second_ = seconds;
+  }
+  return prefix_;
+}
 
 bool EventLog::rotate() {
   // FILE.1 keeps the part before; a reader following FILE by name sees it start again.
@@ -66,24 +82,35 @@ bool EventLog::rotate() {
 
 void EventLog::write(std::string_view kind, nlohmann::ordered_json details, int rank) {
   if (failed_) return;
-  nlohmann::ordered_json line;
-  line["time"] = utc_timestamp(std::chrono::system_clock::now());
-  line["kind"] = kind;
-  line["node_rank"] = source_.node_rank;
-  line["host"] = source_.host;
-  line["run_id"] = source_.run_id;
-  line["round"] = round_;
-  line["rank"] = rank >= 0 ? nlohmann::ordered_json(rank) : nlohmann::ordered_json(nullptr);
-  line["details"] = std::move(details);
-  std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  text += '\n';
-  if (size_ > 0 && size_ + text.size() > rotate_bytes_ && !rotate()) {
+  // The line made by hand around the details (the events' keys in their order): a launch of
+  // many workers writes a line a start and an exit.
+  const long long millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  char fraction[8];
+  std::snprintf(fraction, sizeof fraction, "%03lldZ", millis % 1000);
+  const std::string text =
+      "{\"time\":\"" + time_prefix(millis / 1000) + fraction +
+      "\",\"kind\":" + nlohmann::json(kind).dump() +
+      ",\"node_rank\":" + std::to_string(source_.node_rank) + ",\"host\":" + host_json_ +
+      ",\"run_id\":" + run_id_json_ + ",\"round\":" + std::to_string(round_) +
+      ",\"rank\":" + (rank >= 0 ? std::to_string(rank) : "null") + ",\"details\":" +
+      details.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "}\n";
+  pending_ += text;
+  if (bursts_ == 0) flush();
+}
+
+void EventLog::flush() {
+  if (failed_ || pending_.empty()) return;
+  if (size_ > 0 && size_ + pending_.size() > rotate_bytes_ && !rotate()) {
     failed_ = true;
-  } else if (write_all(fd_.get(), text)) {
-    size_ += text.size();
+  } else if (write_all(fd_.get(), pending_)) {
+    size_ += pending_.size();
+    pending_.clear();
     return;
   }
   failed_ = true;
+  pending_.clear();
   std::cerr << "aml-launch: cannot write --events-file " << path_ << ": " << std::strerror(errno)
             << "; no more events are written there (the job goes on)\n";
 }

@@ -1,8 +1,8 @@
 // The job's events as JSON lines (DESIGN §6b; docs/guides/observability.md has the schema).
 // One schema on every node; each event written as it happens, in one write(2) on a file opened
-// for appending, so that a crash loses at most the line being written; the file is rotated at
-// a bound (FILE.1 keeps the part before). A write that fails is said once, and the events stop:
-// the job goes on.
+// for appending (the lines of one moment, a burst, together), so that a crash loses at most
+// what is being written; the file is rotated at a bound (FILE.1 keeps the part before). A write
+// that fails is said once, and the events stop: the job goes on.
 #pragma once
 
 #include <cstdint>
@@ -41,17 +41,44 @@ class EventLog {
 
   const std::string& path() const { return path_; }
 
+  // The lines of one moment (a round's spawns, the exits one wake-up reaps) go out together,
+  // in one write at the burst's end; a null log: nothing to do.
+  class Burst {
+   public:
+    explicit Burst(EventLog* log) : log_(log) {
+      if (log_ != nullptr) ++log_->bursts_;
+    }
+    ~Burst() {
+      if (log_ != nullptr && --log_->bursts_ == 0) log_->flush();
+    }
+    Burst(const Burst&) = delete;
+    Burst& operator=(const Burst&) = delete;
+
+   private:
+    EventLog* log_;
+  };
+
  private:
   EventLog(std::string path, UniqueFd fd, std::uint64_t size, EventSource source,
            std::uint64_t rotate_bytes);
   bool rotate();
+  void flush();  // what a burst held, written; said once where it cannot be
+
+  // "2026-11-29T04:06:20.": the time's part up to its milliseconds, made again each second.
+  const std::string& time_prefix(long long seconds);
 
   std::string path_;
   UniqueFd fd_;
   std::uint64_t size_;
   EventSource source_;
   std::uint64_t rotate_bytes_;
+  std::string host_json_;  // the source's strings, quoted once
+  std::string run_id_json_;
+  long long prefix_second_ = -1;
+  std::string prefix_;
   int round_ = 0;
+  int bursts_ = 0;  // open bursts: lines wait in pending_
+  std::string pending_;
   bool failed_ = false;
 };
 

@@ -31,11 +31,13 @@ Round::Round(const RunOptions& options, const sigset_t& original_mask, int signa
              std::chrono::duration_cast<Clock::duration>(
                  std::chrono::duration<double>(options.term_timeout_seconds)),
              log_files, consoles, [this](std::size_t index) { hang_watch_.output_from(index); }),
-      inbox_(
-          signal_fd,
-          {[this] { workers_.reap([this](pid_t p, int s, int i) { on_reaped(p, s, i); }); },
-           [this] { on_guardian_lost(); }, [this](int sig, long sender) { on_stop(sig, sender); },
-           [this](int sig) { pass_on(sig); }}),
+      inbox_(signal_fd, {[this] {
+                           EventLog::Burst exits(options_.events);
+                           workers_.reap([this](pid_t p, int s, int i) { on_reaped(p, s, i); });
+                         },
+                         [this] { on_guardian_lost(); },
+                         [this](int sig, long sender) { on_stop(sig, sender); },
+                         [this](int sig) { pass_on(sig); }}),
       hang_watch_(seconds_to_ms(options.hang_timeout_seconds),
                   seconds_to_ms(options.hang_startup_timeout_seconds)) {
   if (options.guardian_loss_is_node_loss) verdict_.guardian_loss_is_node_loss();
@@ -48,8 +50,11 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
   }
   listen_for_notices();
   relay_.count_shown(launches);
-  for (std::size_t i = 0; i < launches.size(); ++i) {
-    if (!start(std::move(launches[i]), i)) break;
+  {
+    EventLog::Burst spawns(options_.events);
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      if (!start(std::move(launches[i]), i)) break;
+    }
   }
   if (options_.on_first_use) {
     for (RunOptions::OnFirstUse& use : options_.on_first_use()) {
@@ -154,6 +159,7 @@ void Round::workers_gone() {
 }
 
 void Round::sweep() {
+  EventLog::Burst exits(options_.events);
   workers_.sweep([this](pid_t p, int s, int i) { on_reaped(p, s, i); });
   if (!swept_) {
     swept_ = true;

@@ -82,6 +82,27 @@ TEST_F(EventLogTest, RotatesAtItsBoundKeepingThePartBefore) {
   EXPECT_EQ(before.back()["details"]["n"].get<int>() + 1, now.front()["details"]["n"].get<int>());
 }
 
+TEST_F(EventLogTest, ABurstsLinesGoOutTogetherAtItsEnd) {
+  const std::string path = dir_ + "/events.jsonl";
+  auto log = EventLog::open(path, {0, "h", "run"});
+  ASSERT_TRUE(log.ok());
+  {
+    EventLog::Burst spawns(log->get());
+    (*log)->write("worker_started", {}, 0);
+    {
+      EventLog::Burst inner(log->get());
+      (*log)->write("worker_started", {}, 1);
+    }
+    EXPECT_EQ(std::filesystem::file_size(path), 0u) << "held until the outer burst ends";
+  }
+  const auto read = lines(path);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1]["rank"], 1);
+  (*log)->write("end");  // no burst: at once
+  EXPECT_EQ(lines(path).size(), 3u);
+  EventLog::Burst none(nullptr);  // no log: nothing to hold
+}
+
 TEST_F(EventLogTest, AFileThatCannotBeMadeIsAnErrorNamingTheFlag) {
   std::ofstream(dir_ + "/a-file") << "x";
   auto log = EventLog::open(dir_ + "/a-file/events.jsonl", {0, "h", "run"});
