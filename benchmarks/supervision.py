@@ -35,11 +35,7 @@ TORCHRUN = ["/usr/bin/python3", f"{HERE}/torchrun_wrapper.py", "--standalone", "
             "--monitor_interval", "0.1", "--no_python"]
 MPIRUN = ["mpirun", "--oversubscribe", "-np", "8"]
 BASELINE = os.environ.get("AML_BASELINE") or os.environ.get("RELAY_BASELINE")
-# What the launchers leave in TMPDIR (torchrun's torchelastic_* folders) goes with this run.
-SCRATCH = tempfile.mkdtemp(prefix="aml-supervision-")
-atexit.register(shutil.rmtree, SCRATCH, True)
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
-           TMPDIR=SCRATCH)
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
 
 
 def timed(cmd, env=ENV, stdout=subprocess.DEVNULL):
@@ -290,6 +286,11 @@ def memory_benchmark(runs=3):
 
 
 if __name__ == "__main__":
+    # What the launchers leave in TMPDIR (torchrun's torchelastic_* folders) goes with this run.
+    # Made here, not on import: the benchmarks that import this file re-run themselves in a
+    # network namespace with exec, which no atexit outlives.
+    ENV["TMPDIR"] = tempfile.mkdtemp(prefix="aml-supervision-")
+    atexit.register(shutil.rmtree, ENV["TMPDIR"], True)
     chosen = sys.argv[2:] or ["launch", "failfast", "relay", "relay1", "memory"]
     orphans = lambda: fail_fast_benchmark(
         (10, 5, 3), WITH_ORPHANS,

@@ -5,8 +5,9 @@
 # `podman stop` ends within aml-launch's grace, not podman's; orphans are reaped with no
 # zombie left; per-rank logs land on a mounted volume; the containers guide's Dockerfile builds
 # and runs. podman keeps its images, containers and state in this test's folder (a wrapper first
-# on PATH gives it --root, --runroot and --tmpdir there), never in /var/lib/containers or /run;
-# they are removed afterwards, with every mount under the folder.
+# on PATH gives it --root, --runroot and --tmpdir there, and a containers.conf whose file locks
+# live there too, not in /dev/shm/libpod_lock), never in /var/lib/containers or /run; they are
+# removed afterwards, with every mount under the folder.
 # usage: container_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -28,8 +29,10 @@ for tool in podman runc busybox; do
   command -v "$tool" >/dev/null || { check "$tool is installed (scripts/install-deps.sh installs it)" false; finish; exit; }
 done
 mkdir -p "$WORK/bin"
-printf '#!/bin/sh\nexec %s --root %s --runroot %s --tmpdir %s "$@"\n' "$(command -v podman)" \
-  "$WORK/storage" "$WORK/runroot" "$WORK/libpod" >"$WORK/bin/podman"
+printf '[engine]\nlock_type = "file"\n' >"$WORK/containers.conf"
+printf '#!/bin/sh\nCONTAINERS_CONF=%s exec %s --root %s --runroot %s --tmpdir %s "$@"\n' \
+  "$WORK/containers.conf" "$(command -v podman)" "$WORK/storage" "$WORK/runroot" "$WORK/libpod" \
+  >"$WORK/bin/podman"
 chmod +x "$WORK/bin/podman"
 export PATH="$WORK/bin:$PATH"
 
