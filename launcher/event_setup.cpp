@@ -6,7 +6,9 @@
 #include "util/make_directories.hpp"
 
 namespace aml {
+namespace {
 
+// The file: --events-file's, else DIR/events.jsonl under --log-dir DIR; "" for none.
 Result<std::string> events_path(const Options& options) {
   if (options.events_file) {
     if (options.events_file->empty()) {
@@ -16,6 +18,8 @@ Result<std::string> events_path(const Options& options) {
   }
   return options.log_dir ? *options.log_dir + "/events.jsonl" : "";
 }
+
+}  // namespace
 
 Result<std::unique_ptr<EventLog>> open_events(const Options& options, const LaunchPlan& plan,
                                               const NodeIdentity& node) {

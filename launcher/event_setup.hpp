@@ -15,9 +15,6 @@
 
 namespace aml {
 
-// The file: --events-file's, else DIR/events.jsonl under --log-dir DIR; "" for none.
-Result<std::string> events_path(const Options& options);
-
 // Opened (its folder made) and begun with a "launch" event; null where no file is asked for.
 Result<std::unique_ptr<EventLog>> open_events(const Options& options, const LaunchPlan& plan,
                                               const NodeIdentity& node);

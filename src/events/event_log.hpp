@@ -39,8 +39,6 @@ class EventLog {
   void write(std::string_view kind,
              nlohmann::ordered_json details = nlohmann::ordered_json::object(), int rank = -1);
 
-  const std::string& path() const { return path_; }
-
   // The lines of one moment (a round's spawns, the exits one wake-up reaps) go out together,
   // in one write at the burst's end; a null log: nothing to do.
   class Burst {

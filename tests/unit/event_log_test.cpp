@@ -103,6 +103,22 @@ TEST_F(EventLogTest, ABurstsLinesGoOutTogetherAtItsEnd) {
   EventLog::Burst none(nullptr);  // no log: nothing to hold
 }
 
+TEST_F(EventLogTest, AFileThatCanNoLongerBeWrittenIsSaidOnceAndTheEventsStop) {
+  const std::string folder = dir_ + "/gone";
+  auto log = EventLog::open(folder + "/events.jsonl", {0, "h", "run"}, 200);
+  ASSERT_TRUE(log.ok());
+  (*log)->write("launch");
+  std::filesystem::remove_all(folder);  // the rotation's rename fails from now on
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 10; ++i) (*log)->write("worker_started", {{"n", i}}, i);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("cannot write --events-file " + folder + "/events.jsonl"), std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("cannot write", said.find("cannot write") + 1), std::string::npos)
+      << "said once: " << said;
+  EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
 TEST_F(EventLogTest, AFileThatCannotBeMadeIsAnErrorNamingTheFlag) {
   std::ofstream(dir_ + "/a-file") << "x";
   auto log = EventLog::open(dir_ + "/a-file/events.jsonl", {0, "h", "run"});
