@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "metrics_setup.hpp"
 #include "util/make_directories.hpp"
 
 namespace aml {
@@ -21,19 +22,34 @@ Result<std::string> events_path(const Options& options) {
 
 }  // namespace
 
-Result<std::unique_ptr<EventLog>> open_events(const Options& options, const LaunchPlan& plan,
-                                              const NodeIdentity& node) {
+Result<std::unique_ptr<JobWatch>> watch_job(const Options& options, const LaunchPlan& plan,
+                                            const NodeIdentity& node) {
   auto path = events_path(options);
   if (!path) return path.error();
-  if (path->empty()) return std::unique_ptr<EventLog>();
-  if (!options.events_file && !make_directories(*options.log_dir)) {
-    // The file is --log-dir's default: the folder is what the user named.
-    return invalid("--log-dir", *options.log_dir,
-                   "a folder this launcher can make (" + std::string(std::strerror(errno)) + ")");
+  auto watch = std::make_unique<JobWatch>();
+  const EventSource source{node.node_rank, node.host, plan.run_id};
+  if (path->empty()) {
+    watch->log = EventLog::without_file(source);
+  } else {
+    if (!options.events_file && !make_directories(*options.log_dir)) {
+      // The file is --log-dir's default: the folder is what the user named.
+      return invalid("--log-dir", *options.log_dir,
+                     "a folder this launcher can make (" + std::string(std::strerror(errno)) + ")");
+    }
+    auto opened = EventLog::open(*path, source);
+    if (!opened) return opened.error();
+    watch->log = std::move(*opened);
   }
-  auto events = EventLog::open(*path, {node.node_rank, node.host, plan.run_id});
-  if (!events) return events.error();
+  watch->log->add_observer(&watch->clock);
   const Topology& t = plan.topology;
+  if (!options.metrics_port.empty()) {
+    watch->board = std::make_unique<MetricsBoard>(
+        MetricsIdentity{node.host, plan.run_id, AML_VERSION, options.max_restarts});
+    auto server = start_metrics(options, t, *watch->board);
+    if (!server) return server.error();
+    watch->server = std::move(*server);
+    watch->log->add_observer(watch->board.get());
+  }
   nlohmann::ordered_json launch;
   launch["command"] = options.command;
   launch["source"] = t.source;
@@ -45,8 +61,10 @@ Result<std::unique_ptr<EventLog>> open_events(const Options& options, const Laun
   launch["world_size"] = t.world_size;
   launch["max_restarts"] = options.max_restarts;
   launch["version"] = AML_VERSION;
-  (*events)->write("launch", std::move(launch), node.rank);
-  return std::move(*events);
+  launch["metrics"] = watch->server ? nlohmann::ordered_json(watch->server->url())
+                                    : nlohmann::ordered_json(nullptr);
+  watch->log->write("launch", std::move(launch), node.rank);
+  return watch;
 }
 
 namespace {
@@ -79,6 +97,7 @@ void rendezvous_formed_event(EventLog* events, const std::string& phase, const A
                                       {"nodes", agreed.node_count},
                                       {"restarts_used", agreed.restarts_used},
                                       {"benched", agreed.bench.size()},
+                                      {"spares", agreed.spares},
                                       {"waited_seconds", waited}});
 }
 

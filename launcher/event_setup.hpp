@@ -1,4 +1,5 @@
-// --events-file (DESIGN §6b): where this launcher's events go, and the events only the
+// --events-file and --metrics-port (DESIGN §6b): where this launcher's events go and who
+// follows them, and the events only the
 // launcher sees (the launch, the rendezvous, each round's end, the end); the supervisor's own
 // (each worker's start and exit, a failure, a stop) are written in the round.
 #pragma once
@@ -8,6 +9,9 @@
 #include <string>
 
 #include "events/event_log.hpp"
+#include "events/goodput_clock.hpp"
+#include "metrics/metrics_board.hpp"
+#include "metrics/metrics_server.hpp"
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
@@ -15,9 +19,19 @@
 
 namespace aml {
 
-// Opened (its folder made) and begun with a "launch" event; null where no file is asked for.
-Result<std::unique_ptr<EventLog>> open_events(const Options& options, const LaunchPlan& plan,
-                                              const NodeIdentity& node);
+// The job's events and who follows them: the file where one is asked for, the goodput clock
+// (the summary's time), the metrics (--metrics-port).
+struct JobWatch {
+  std::unique_ptr<EventLog> log;  // never null: the stream, with a file or without
+  GoodputClock clock;
+  std::unique_ptr<MetricsBoard> board;    // null without --metrics-port
+  std::unique_ptr<MetricsServer> server;  // last: its thread stops before the board goes
+};
+
+// The stream made (the file opened, its folder made; the metrics served) and begun with a
+// "launch" event.
+Result<std::unique_ptr<JobWatch>> watch_job(const Options& options, const LaunchPlan& plan,
+                                            const NodeIdentity& node);
 
 // The nodes met for a round (`asked`: when this launcher began to wait): this node's place,
 // the node count, the wait; or the job ended while this node waited (a spare never seated).

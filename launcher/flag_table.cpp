@@ -207,6 +207,13 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "(docs/guides/observability.md). {rank}, {local_rank}, {node_rank} in FILE are this "
    "launcher's",
    T::none, "", "<file>"},
+  {metrics_port, "--metrics-port", Takes::value, "PORT|ADDR:PORT", "AML_LAUNCH_METRICS_PORT",
+   true, "none; the address: the one this node reaches node 0 from (127.0.0.1 on one node)",
+   "Serve Prometheus metrics at http://ADDR:PORT/metrics while the launcher runs: the job's "
+   "state, round, restarts, workers running and exited, nodes, rendezvous and recovery times, "
+   "the workers' and the launcher's CPU and memory, goodput (docs/guides/observability.md). 0 "
+   "picks a free port and says it; per-process launchers serve PORT + their local rank",
+   T::none, "", ""},
   {exec, "--exec", Takes::nothing, "", "", false, "",
    "Per-process launch: aml-launch becomes the command (no supervision)", T::none, "", ""},
   {virtual_local_rank, "--virtual-local-rank --virtual_local_rank", Takes::nothing, "", "",

@@ -157,6 +157,7 @@ usage: aml-launch [OPTIONS] [--] PROGRAM [ARGS...]
        aml-launch [OPTIONS] SCRIPT.py [ARGS...]          as torchrun: the script runs under Python
        aml-launch [OPTIONS] -m MODULE [ARGS...]
        aml-launch --dry-run --format json [OPTIONS] [-- PROGRAM ...]
+       aml-launch report [-o FILE.html] EVENTS.jsonl...   the job's events as one HTML page
 
 torchrun's command line works as it is: its flags in both spellings (--nproc_per_node and
 --nproc-per-node), --flag VALUE and --flag=VALUE, the script after the flags without --.

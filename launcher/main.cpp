@@ -16,6 +16,7 @@
 #include "hang_files.hpp"
 #include "health_setup.hpp"
 #include "jax_plugin.hpp"
+#include "job_summary.hpp"
 #include "local_worker_store.hpp"
 #include "net/local_host.hpp"
 #include "node_group_setup.hpp"
@@ -28,6 +29,7 @@
 #include "preflight_run.hpp"
 #include "program_command.hpp"
 #include "rendezvous/node_group.hpp"
+#include "report_command.hpp"
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/guardian.hpp"
@@ -57,17 +59,6 @@ void say_after_workers(const Options& options, const std::string& text,
   auto patience = std::chrono::milliseconds(
       stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
   write_within(STDERR_FILENO, text, patience);
-}
-
-// --summary-file, when asked for; what to say on stderr if it cannot be written.
-std::string write_summary_file(const Options& options, const RunOutcome& outcome,
-                               const NodeIdentity& node, bool final, const ElasticRounds& rounds) {
-  if (options.summary_file.empty()) return "";
-  std::string summary = run_summary_json(outcome, node, final);
-  summary = rounds.with_rounds(summary);
-  if (replace_file(options.summary_file, summary)) return "";
-  return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
-         std::strerror(errno) + "\n";
 }
 
 // {rank}, {local_rank} and {node_rank} in --summary-file, --log-dir and --events-file: this
@@ -174,9 +165,9 @@ int run(int argc, char** argv) {
   // An elastic job's node rank is given at each round (round_of).
   NodeIdentity node{plan.topology.node_rank, host_name(),
                     inputs->per_process_group ? plan.topology.rank : -1};
-  auto opened_events = open_events(options, plan, node);
-  if (!opened_events) return fail(opened_events.error());
-  EventLog* const events = opened_events->get();  // null: no --events-file
+  auto watch = watch_job(options, plan, node);
+  if (!watch) return fail(watch.error());
+  EventLog* const events = (*watch)->log.get();
   std::unique_ptr<NodeGroup> group;
   // This node's checks: begun now, so that the first round's overlap the connection to the
   // rendezvous; each later round begins them again (NodeGroup::join).
@@ -193,7 +184,10 @@ int run(int argc, char** argv) {
         machine_name(env),
         [&options, &plan, events](const BenchedNode& node) {
           record_benched(options, plan.run_id, node);
-          if (events) events->write("node_benched", bench_json(node));
+          events->write("node_benched", bench_json(node));
+        },
+        [events](const std::string& why) {
+          events->write("spare_waiting", {{"why", why}});
         });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";
@@ -220,7 +214,7 @@ int run(int argc, char** argv) {
     launch.restart_count = launch.restarts_used = restart_count;
     if (group) {
       const auto asked = std::chrono::steady_clock::now();
-      if (events) events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
+      events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
       rendezvous_formed_event(events, phase, *agreed, asked);
@@ -332,7 +326,7 @@ int run(int argc, char** argv) {
   auto on_restart = [&](const RunOutcome& failed, int next) {
     rounds.ended(failed);
     restart_events(events, failed, node, next, options.max_restarts);
-    std::string said = write_summary_file(options, failed, node, false, rounds);
+    std::string said = write_summary_file(options, failed, node, false, rounds, (*watch)->clock);
     const bool regroup = failed.remote_failure && failed.remote_failure->regroup;
     say_after_workers(options, said + failure_summary_text(failed, node) +
                                    (regroup ? ""
@@ -367,10 +361,11 @@ int run(int argc, char** argv) {
   // The file first: a stderr that nobody reads cannot keep it from being written.
   rounds.ended(outcome);
   end_events(events, outcome, node);
-  std::string said = write_summary_file(options, outcome, node, true, rounds);
+  std::string said = write_summary_file(options, outcome, node, true, rounds, (*watch)->clock);
   if (outcome.start_error)
     said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
   said += failure_summary_text(outcome, node);
+  said += time_text(said, outcome, (*watch)->clock);
   said += bench_text(rounds.bench());
   if (run_options.guardian_loss_is_node_loss && outcome.stopped &&
       outcome.stopped->guardian_killed) {
@@ -387,4 +382,9 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace aml
 
-int main(int argc, char** argv) { return aml::run(argc, argv); }
+int main(int argc, char** argv) {
+  // `aml-launch report ...`: a program named report runs as `aml-launch -- report`.
+  if (argc >= 2 && std::string_view(argv[1]) == "report")
+    return aml::run_report(argc - 2, argv + 2);
+  return aml::run(argc, argv);
+}

@@ -128,7 +128,8 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
     const Options& options, const LaunchPlan& plan, const PlanInputs& inputs, const JobAuth& auth,
     const RendezvousBackend& backend, std::function<void(const std::string&)> say,
     std::shared_ptr<HealthWatch> health, const std::string& machine,
-    std::function<void(const BenchedNode&)> benched) {
+    std::function<void(const BenchedNode&)> benched,
+    std::function<void(const std::string&)> waits_as_spare) {
   const Topology& t = plan.topology;
   const bool per_process = t.launch == Launch::per_process;
   if (auth.source() == JobAuth::Source::none && (!per_process || t.rank == 0)) {
@@ -156,6 +157,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
   group.health = std::move(health);
   group.bench_after = options.bench_after;
   group.benched = std::move(benched);
+  group.waits_as_spare = std::move(waits_as_spare);
   group.serve_workers_store = plan.worker_store.by_launcher;
   group.relay_asked = plan.worker_store.relay;
   group.jax_coordinator = plan.jax.has_value();

@@ -92,6 +92,13 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   }
   options.summary_file = line.value(summary_file);
   if (line.has(events_file)) options.events_file = line.value(events_file);
+  if (line.has(metrics_port)) {
+    options.metrics_port = line.value(metrics_port);
+    if (options.metrics_port.empty()) {
+      return invalid(flag_name(line, metrics_port), "",
+                     "a port for the metrics (0: a free one, said), or ADDR:PORT");
+    }
+  }
   options.exec = line.has(exec);
   options.no_group = line.has(no_group);
   if (line.has(worker_store)) {

@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   slurm-wlm munge libmunge2 gdb qemu-user-static file libsodium-dev nmap etcd-server etcd-client openssl libssl3 python3-etcd
   libnghttp2-14 libnghttp2-dev
+  prometheus chromium python3-pil fonts-dejavu-core
   zsh tcsh hyperfine python3 python3-torch python3-yaml python3-jsonschema python3-venv procps iproute2 util-linux unzip
 )
 # The Azure ML SDK (PyPI), for the test that loads examples/azureml/ with it, into the default

@@ -47,6 +47,12 @@ Result<std::unique_ptr<EventLog>> EventLog::open(std::string path, EventSource s
                                                 std::move(source), rotate_bytes));
 }
 
+std::unique_ptr<EventLog> EventLog::without_file(EventSource source) {
+  return std::unique_ptr<EventLog>(new EventLog("", UniqueFd(), 0, std::move(source), 0));
+}
+
+void EventLog::remove_observer(EventObserver* observer) { std::erase(observers_, observer); }
+
 EventLog::EventLog(std::string path, UniqueFd fd, std::uint64_t size, EventSource source,
                    std::uint64_t rotate_bytes)
     : path_(std::move(path)),
@@ -81,7 +87,12 @@ bool EventLog::rotate() {
 }
 
 void EventLog::write(std::string_view kind, nlohmann::ordered_json details, int rank) {
-  if (failed_) return;
+  if (!observers_.empty()) {
+    const Event event{kind,   details,           rank,
+                      round_, source_.node_rank, std::chrono::steady_clock::now()};
+    for (EventObserver* observer : observers_) observer->on_event(event);
+  }
+  if (failed_ || !fd_) return;
   // The line made by hand around the details (the events' keys in their order): a launch of
   // many workers writes a line a start and an exit.
   const long long millis = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -1,4 +1,5 @@
-// The job's events as JSON lines (DESIGN §6b; docs/guides/observability.md has the schema).
+// The job's events (DESIGN §6b; docs/guides/observability.md has the schema): a stream that its
+// observers follow (event_observer.hpp), and where asked for, a file of JSON lines.
 // One schema on every node; each event written as it happens, in one write(2) on a file opened
 // for appending (the lines of one moment, a burst, together), so that a crash loses at most
 // what is being written; the file is rotated at a bound (FILE.1 keeps the part before). A write
@@ -10,8 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "aml/error.hpp"
+#include "events/event_observer.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml {
@@ -30,6 +33,13 @@ class EventLog {
   // Opens (or creates) `path` for appending; its folder is made where missing.
   static Result<std::unique_ptr<EventLog>> open(std::string path, EventSource source,
                                                 std::uint64_t rotate_bytes = kRotateBytes);
+  // The stream alone: its observers follow it, no file is written.
+  static std::unique_ptr<EventLog> without_file(EventSource source);
+
+  // Follows every event from now on; it must outlive this log (or be removed first).
+  void add_observer(EventObserver* observer) { observers_.push_back(observer); }
+  void remove_observer(EventObserver* observer);
+  bool has_file() const { return fd_.get() >= 0; }
 
   // The round the next events belong to (the restart count), and an elastic node's rank in it.
   void set_round(int round) { round_ = round; }
@@ -78,6 +88,7 @@ class EventLog {
   int bursts_ = 0;  // open bursts: lines wait in pending_
   std::string pending_;
   bool failed_ = false;
+  std::vector<EventObserver*> observers_;
 };
 
 }  // namespace aml

@@ -35,31 +35,35 @@ RouteInterface route_interface_to(const std::string& host) {
   addrinfo* found = nullptr;
   if (int rc = getaddrinfo(host.c_str(), "9", &hints, &found); rc != 0) {
     return {"",
-            "cannot resolve " + host + " here (" + gai_strerror(rc) + "): left to NCCL and Gloo"};
+            "cannot resolve " + host + " here (" + gai_strerror(rc) + "): left to NCCL and Gloo",
+            ""};
   }
   std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> results(found, freeaddrinfo);
   UniqueFd fd(socket(found->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd || connect(fd.get(), found->ai_addr, found->ai_addrlen) != 0) {
-    return {"", "no route to " + host + " (" + std::strerror(errno) + "): left to NCCL and Gloo"};
+    return {"", "no route to " + host + " (" + std::strerror(errno) + "): left to NCCL and Gloo",
+            ""};
   }
   sockaddr_storage local{};
   socklen_t length = sizeof(local);
   if (getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &length) != 0) {
-    return {"", std::string("getsockname failed: ") + std::strerror(errno)};
+    return {"", std::string("getsockname failed: ") + std::strerror(errno), ""};
   }
   const sockaddr* source = reinterpret_cast<const sockaddr*>(&local);
   ifaddrs* interfaces = nullptr;
   if (getifaddrs(&interfaces) != 0)
-    return {"", std::string("getifaddrs failed: ") + std::strerror(errno)};
+    return {"", std::string("getifaddrs failed: ") + std::strerror(errno), ""};
   std::unique_ptr<ifaddrs, decltype(&freeifaddrs)> owned(interfaces, freeifaddrs);
   for (ifaddrs* it = interfaces; it != nullptr; it = it->ifa_next) {
     if (it->ifa_addr != nullptr && same_address(it->ifa_addr, source)) {
-      return {it->ifa_name, "the route to " + host + " (" + address_text(found->ai_addr) +
-                                ") leaves through " + it->ifa_name + " (" + address_text(source) +
-                                ")"};
+      return {it->ifa_name,
+              "the route to " + host + " (" + address_text(found->ai_addr) + ") leaves through " +
+                  it->ifa_name + " (" + address_text(source) + ")",
+              address_text(source)};
     }
   }
-  return {"", "no interface holds " + address_text(source) + ", the source address toward " + host};
+  return {"", "no interface holds " + address_text(source) + ", the source address toward " + host,
+          address_text(source)};
 }
 
 }  // namespace aml

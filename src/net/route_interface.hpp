@@ -7,8 +7,9 @@
 namespace aml {
 
 struct RouteInterface {
-  std::string ifname;  // "" when it could not be found
-  std::string reason;  // "route to 10.0.0.4 leaves through eth0 (10.0.0.5)" or why not
+  std::string ifname;   // "" when it could not be found
+  std::string reason;   // "route to 10.0.0.4 leaves through eth0 (10.0.0.5)" or why not
+  std::string address;  // this host's address on it (the source address): "10.0.0.5"
 };
 
 // Resolves `host`, asks the kernel for the route (a UDP connect sends nothing), and maps the

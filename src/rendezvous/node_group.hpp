@@ -47,6 +47,8 @@ struct GroupOptions {
   bool admit_at_once = false;  // a newcomer ends a round that has fewer than the most nodes
   // Elastic: what a launcher waiting for a round says on its stderr (a hot spare's wait).
   std::function<void(const std::string&)> say;
+  // Elastic: this launcher begins to wait as a hot spare (why), once a wait.
+  std::function<void(const std::string&)> waits_as_spare;
   // Each round's node 0 serves its workers' store in torch's protocol (DESIGN §3), open to
   // the job's hosts alone; false: rank 0's worker hosts torch's own (--worker-store torch).
   bool serve_workers_store = true;
@@ -92,6 +94,7 @@ struct Agreement {
   // (nullopt: every worker meets node 0's store directly).
   std::optional<std::string> relay;
   int node_count = 0;
+  int spares = 0;  // elastic, on the node that gave the round's seats: launchers left waiting
   // By node rank: on node 0 every node; on the others only where they need them all (the
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made
   // the rendezvous grow with the square of the nodes (6.5 s of 8.2 s at 1,024 nodes).

@@ -362,6 +362,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   Agreement seat;
   seat.round = round;
   seat.restarts_used = restarts_used;
+  seat.spares = static_cast<int>(members.spares.size());
   return seat;
 }
 

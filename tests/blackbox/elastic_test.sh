@@ -196,6 +196,10 @@ check "2:2: the job finishes 0 on node 0 and the spare that took over ($s0 $s2)"
 check "2:2: the spare never needed ends with the job's status, saying so ($s3)" \
   bash -c "[ '$s3' = 0 ] && grep -q 'the job ended (exit 0) while this node waited for a round' '$WORK/$J.out.3'" ||
   show $J
+check "2:2: the spare's summary says its time went in a spare's wait, none running" \
+  $py -c 'import json, sys; t = json.load(open(sys.argv[1]))["time"]
+assert t["spare_seconds"] >= 0.9 * t["wall_seconds"] > 0 and t["running_seconds"] == 0 and t["trained_share"] == 0, t' \
+  "$WORK/$J.summary.3.json"
 check "2:2: --summary-file records both rounds: their members, who left and came, why each ended" \
   $py -c '
 import json, sys

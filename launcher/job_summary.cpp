@@ -1,0 +1,31 @@
+#include "job_summary.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include "util/replace_file.hpp"
+
+namespace aml {
+
+std::string write_summary_file(const Options& options, const RunOutcome& outcome,
+                               const NodeIdentity& node, bool final, const ElasticRounds& rounds,
+                               const GoodputClock& clock) {
+  if (options.summary_file.empty()) return "";
+  std::string summary = rounds.with_rounds(run_summary_json(outcome, node, final));
+  auto parsed = nlohmann::ordered_json::parse(summary, nullptr, false);
+  if (!parsed.is_discarded()) {
+    parsed["time"] = clock.json();
+    summary = parsed.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  }
+  if (replace_file(options.summary_file, summary)) return "";
+  return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
+         std::strerror(errno) + "\n";
+}
+
+std::string time_text(const std::string& report, const RunOutcome& outcome,
+                      const GoodputClock& clock) {
+  if (report.empty() && outcome.restarts == 0) return "";
+  return clock.text();
+}
+
+}  // namespace aml

@@ -1,0 +1,25 @@
+// The run's summary beside the report on stderr: --summary-file (DESIGN §4; its schema is
+// docs/reference/summary-file.schema.json), and the line that says where the time went.
+#pragma once
+
+#include <string>
+
+#include "elastic_rounds.hpp"
+#include "events/goodput_clock.hpp"
+#include "options.hpp"
+#include "supervisor/failure_summary.hpp"
+
+namespace aml {
+
+// --summary-file written, when asked for (its "time" from `clock`); what to say on stderr if
+// it cannot be.
+std::string write_summary_file(const Options& options, const RunOutcome& outcome,
+                               const NodeIdentity& node, bool final, const ElasticRounds& rounds,
+                               const GoodputClock& clock);
+
+// The time line ("aml-launch: time: ..."), where the report says something already (a
+// failure, a stop, a notice) or the job restarted; "" for a run that just succeeded.
+std::string time_text(const std::string& report, const RunOutcome& outcome,
+                      const GoodputClock& clock);
+
+}  // namespace aml

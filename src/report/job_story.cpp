@@ -1,0 +1,154 @@
+#include "report/job_story.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace aml {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string text_of(const Json& details, const char* key) {
+  auto value = details.find(key);
+  if (value == details.end() || value->is_null()) return "";
+  return value->is_string() ? value->get<std::string>() : value->dump();
+}
+
+GoodputClock::Clock::time_point as_time(long long ms) {
+  return GoodputClock::Clock::time_point(std::chrono::milliseconds(ms));
+}
+
+long long as_millis(GoodputClock::Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// One launcher's lines: its bars (the clock fed with their times) and its marks.
+StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
+  StoryRow row;
+  row.source = source;
+  const long long first = events.front()["_ms"].get<long long>();
+  GoodputClock clock(as_time(first));
+  bool spare = false;
+  long long last = first;
+  for (const Json& e : events) {
+    const long long at = e["_ms"].get<long long>();
+    last = std::max(last, at);
+    const std::string kind = e.value("kind", "");
+    const Json& details =
+        e.contains("details") && e["details"].is_object() ? e["details"] : Json::object();
+    const int rank = e.contains("rank") && e["rank"].is_number() ? e["rank"].get<int>() : -1;
+    row.host = e.value("host", row.host);
+    if (e.contains("node_rank") && e["node_rank"].is_number())
+      row.node_rank = e["node_rank"].get<int>();
+    clock.on_event({kind, details, rank, e.value("round", 0), row.node_rank, as_time(at)});
+    if (kind == "failure") {
+      row.marks.push_back(
+          {at, "failure", "rank " + std::to_string(rank) + ": " + text_of(details, "status")});
+    } else if (kind == "node_benched") {
+      row.marks.push_back(
+          {at, "benched",
+           "benched " + text_of(details, "host") + ": " + text_of(details, "reason")});
+    } else if (kind == "spare_waiting") {
+      spare = true;
+      row.marks.push_back({at, "spare", "waits as a spare"});
+    } else if (kind == "rendezvous_formed" && spare) {
+      spare = false;
+      row.marks.push_back(
+          {at, "spare_taken", "spare taken: node " + std::to_string(row.node_rank)});
+    } else if (kind == "stop") {
+      row.marks.push_back(
+          {at, "stop", "stop: " + text_of(details, "signal_name") + text_of(details, "sender")});
+    } else if (kind == "notice") {
+      row.marks.push_back({at, "notice", "notice: " + text_of(details, "kind")});
+    } else if (kind == "hang") {
+      row.marks.push_back({at, "hang", "hang verdict"});
+    } else if (kind == "launcher_killed") {
+      row.marks.push_back({at, "killed", "launcher killed"});
+    } else if (kind == "end") {
+      row.ended = true;
+      row.exit_code = details.value("exit_code", -1);
+    }
+  }
+  for (const auto& interval : clock.intervals(as_time(last))) {
+    row.bars.push_back(
+        {interval.phase, as_millis(interval.from), as_millis(interval.to), interval.round});
+  }
+  row.seconds = clock.totals(as_time(last));
+  return row;
+}
+
+}  // namespace
+
+long long utc_millis(const std::string& text) {
+  std::tm utc{};
+  int millis = 0;
+  std::istringstream in(text);
+  in >> std::get_time(&utc, "%Y-%m-%dT%H:%M:%S");
+  if (in.fail() || in.get() != '.') return -1;
+  in >> millis;
+  if (in.fail()) return -1;
+  return static_cast<long long>(timegm(&utc)) * 1000 + millis;
+}
+
+JobStory read_job_story(const std::vector<EventFile>& files) {
+  JobStory story;
+  story.from_ms = -1;
+  for (const EventFile& file : files) {
+    // A file may hold several launchers' lines (one started again appends): one row each
+    // host and run, in the file's order.
+    std::vector<std::pair<std::string, std::vector<Json>>> launchers;
+    std::istringstream lines(file.text);
+    std::string line;
+    for (int number = 1; std::getline(lines, line); ++number) {
+      if (line.empty()) continue;
+      Json e = Json::parse(line, nullptr, false);
+      long long at = e.is_object() ? utc_millis(e.value("time", "")) : -1;
+      if (at < 0 || !e.contains("kind")) {
+        story.skipped.push_back(file.name + ":" + std::to_string(number) + ": not an event line");
+        continue;
+      }
+      e["_ms"] = at;
+      if (story.run_id.empty()) story.run_id = e.value("run_id", "");
+      const std::string who = e.value("host", "") + "\n" + e.value("run_id", "");
+      if (e.value("kind", "") == "launch" || launchers.empty() || launchers.back().first != who) {
+        launchers.emplace_back(who, std::vector<Json>{});
+      }
+      launchers.back().second.push_back(std::move(e));
+      story.from_ms = story.from_ms < 0 ? at : std::min(story.from_ms, at);
+      story.to_ms = std::max(story.to_ms, at);
+    }
+    if (launchers.empty()) story.skipped.push_back(file.name + ": no event in it");
+    for (const auto& [who, events] : launchers) {
+      for (const Json& e : events) {
+        const std::string kind = e.value("kind", "");
+        if (kind == "restart" || kind == "regroup") {
+          const long long at = e["_ms"].get<long long>();
+          // Every node says it: one line for the job's restart.
+          if (std::none_of(story.restarts.begin(), story.restarts.end(),
+                           [at](long long t) { return std::llabs(t - at) < 2000; }))
+            story.restarts.push_back(at);
+        }
+        if (kind == "round_started") story.rounds = std::max(story.rounds, e.value("round", 0) + 1);
+      }
+      story.rows.push_back(read_row(file.name, events));
+    }
+  }
+  for (const StoryRow& row : story.rows) {
+    for (const StoryMark& mark : row.marks) {
+      story.failures += mark.kind == "failure";
+      story.benched += mark.kind == "benched";
+      story.spares_taken += mark.kind == "spare_taken";
+    }
+  }
+  std::stable_sort(story.rows.begin(), story.rows.end(), [](const StoryRow& a, const StoryRow& b) {
+    return a.node_rank != b.node_rank ? a.node_rank < b.node_rank : a.host < b.host;
+  });
+  std::sort(story.restarts.begin(), story.restarts.end());
+  return story;
+}
+
+}  // namespace aml

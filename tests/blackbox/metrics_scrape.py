@@ -1,0 +1,66 @@
+"""Scrapes an aml-launch --metrics-port page for metrics_test.sh.
+
+  metrics_scrape.py wait URL REGEX SECONDS    the page once a line matches REGEX (exit 1: never)
+  metrics_scrape.py flood URL N               N idle or half-sent connections held, then the page
+  metrics_scrape.py closed URL                exit 0 when nothing listens there any more
+"""
+import re
+import socket
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+
+def page(url, timeout=5.0):
+    # Straight to the launcher: a proxy in the environment is not on the way to a test's host.
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(url, timeout=timeout) as answer:
+        return answer.read().decode()
+
+
+def host_port(url):
+    parts = urllib.parse.urlsplit(url)
+    return parts.hostname, parts.port
+
+
+def main():
+    what, url = sys.argv[1], sys.argv[2]
+    if what == "wait":
+        pattern, deadline = re.compile(sys.argv[3], re.M), time.time() + float(sys.argv[4])
+        text = ""
+        while time.time() < deadline:
+            try:
+                text = page(url)
+            except OSError:
+                text = ""
+            if pattern.search(text):
+                sys.stdout.write(text)
+                return 0
+            time.sleep(0.1)
+        sys.stderr.write("no line matched %s; the last page:\n%s" % (sys.argv[3], text))
+        return 1
+    if what == "flood":
+        held = []
+        for i in range(int(sys.argv[3])):
+            s = socket.create_connection(host_port(url), timeout=5)
+            if i % 2:
+                s.sendall(b"GET /metr")
+            held.append(s)
+        started = time.time()
+        text = page(url)
+        sys.stderr.write("answered in %.3f s beside %d held connections\n"
+                         % (time.time() - started, len(held)))
+        sys.stdout.write(text)
+        return 0
+    if what == "closed":
+        try:
+            socket.create_connection(host_port(url), timeout=2).close()
+        except ConnectionRefusedError:
+            return 0
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# aml-launch report (DESIGN §6b): a 3-node elastic job on network-namespace hosts with a fourth
+# launcher waiting as a spare; node 1's worker fails in round 0, its node is benched
+# (--bench-after 1) and the spare takes its seat in round 1. The four event files become one
+# HTML page; headless Chromium (Debian's) loads it with no network: its DOM has a row per
+# launcher and the failure, bench and spare-taken marks, and its screenshot shows them (the
+# bars' and the failure's colours, row by row). Also: a page of 1,024 launchers folds its quiet
+# rows, and bad input is refused clearly.
+# usage: report_test.sh AML_LAUNCH
+set -u
+BIN=$(realpath "$1")
+HERE=$(dirname "$(realpath "$0")")
+. "$HERE/assert.sh"
+CLUSTER="$HERE/../cluster/netns_cluster.sh"
+NAME="amlr$$"
+WORK=$(mktemp -d)
+cleanup() {
+  kill_marked_processes "aml-report-$$"
+  "$CLUSTER" down "$NAME" 4 >/dev/null 2>&1
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+export AML_TEST_MARK="aml-report-$$" TMPDIR=$WORK
+py=/usr/bin/python3
+
+# 1. Bad input: said, exit 2.
+expect_status "report with no file: exit 2" 2 "$BIN" report
+"$BIN" report "$WORK/missing.jsonl" 2>"$WORK/missing.err"
+status=$?
+check "report of a file that is not there: exit 2, named" \
+  eval '[ $status = 2 ] && grep -q "cannot read .*missing.jsonl" "$WORK/missing.err"'
+echo "not json" >"$WORK/junk.jsonl"
+"$BIN" report -o "$WORK/junk.html" "$WORK/junk.jsonl" 2>"$WORK/junk.err"
+status=$?
+check "report of a file with no event: exit 2, said, no page" \
+  eval '[ $status = 2 ] && grep -q "no event in" "$WORK/junk.err" && [ ! -e "$WORK/junk.html" ]'
+
+# 2. The job.
+if ! "$CLUSTER" up "$NAME" 4 2>"$WORK/up.err"; then
+  cat "$WORK/up.err"
+  check "network namespaces can be made (ip netns, veth, bridge)" false
+  finish; exit
+fi
+MASTER=$("$CLUSTER" addr 0)
+cat >"$WORK/worker.sh" <<'SH'
+#!/bin/sh
+# Round 0's node rank 1 fails; every other worker runs 3 s.
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$GROUP_RANK" = 1 ]; then sleep 1; exit 3; fi
+sleep 3
+SH
+chmod +x "$WORK/worker.sh"
+for h in 0 1 2 3; do
+  "$CLUSTER" exec "$NAME" "$h" env AML_TEST_MARK="$AML_TEST_MARK" TMPDIR="$WORK" \
+    AML_LAUNCH_EVENTS_FILE="$WORK/events.$h.jsonl" \
+    "$BIN" --nnodes 3:3 --rdzv-endpoint "$MASTER:29400" --rdzv-id "report-$$" --nproc-per-node 1 \
+    --max-restarts 1 --bench-after 1 --rdzv-last-call 1 -- "$WORK/worker.sh" \
+    >"$WORK/out.$h" 2>&1 &
+  pids[$h]=$!
+  [ "$h" = 0 ] && sleep 0.3
+  [ "$h" = 2 ] && sleep 1  # the fourth comes when the round has its three: a spare
+done
+for h in 0 1 2 3; do wait "${pids[$h]}"; done
+check "the job: a failure, a node benched, a spare seated" \
+  eval 'grep -q "\"kind\":\"spare_waiting\"" "$WORK"/events.*.jsonl &&
+    grep -q "\"kind\":\"node_benched\"" "$WORK"/events.*.jsonl &&
+    grep -q "\"kind\":\"failure\"" "$WORK"/events.*.jsonl' || tail -n 4 "$WORK"/out.*
+"$BIN" report -o "$WORK/report.html" "$WORK"/events.*.jsonl 2>"$WORK/report.err"
+check "aml-launch report writes the page, saying what it holds" \
+  grep -q "wrote $WORK/report.html: 4 launcher(s), 2 round(s), 1 failure(s)" "$WORK/report.err" ||
+  cat "$WORK/report.err"
+check "the page needs no network: no src= or href= to anything, no script" \
+  eval '! grep -qiE "(src|href)=|<script" "$WORK/report.html"'
+
+# 3. Chromium, headless, offline: the DOM and the screenshot.
+chrome=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions
+  --user-data-dir="$WORK/chromium" --window-size=1440,520)
+HOME=$WORK timeout 60 "${chrome[@]}" --dump-dom "file://$WORK/report.html" >"$WORK/dom.html" 2>/dev/null
+check "Chromium's DOM: 4 rows, a failure mark (rank 1, exit code 3), a bench, a spare taken" \
+  $py -c '
+import re, sys
+dom = open(sys.argv[1]).read()
+rows = re.findall(r"<g class=\"row\"", dom)
+assert len(rows) == 4, len(rows)
+assert re.search(r"class=\"mark failure\".*?rank 1: exit code 3", dom, re.S), "no failure mark"
+assert "class=\"mark benched\"" in dom and "class=\"mark spare_taken\"" in dom, "no bench or spare mark"
+' "$WORK/dom.html"
+HOME=$WORK timeout 60 "${chrome[@]}" --screenshot="$WORK/report.png" "file://$WORK/report.html" >/dev/null 2>&1
+check "Chromium's screenshot: 4 rows of bars, the failure's red, the spare's blue" \
+  $py "$HERE/report_pixels.py" "$WORK/report.png" 4
+[ -n "${AML_REPORT_SCREENSHOT:-}" ] && cp "$WORK/report.png" "$AML_REPORT_SCREENSHOT"
+
+# 4. 1,024 launchers, three with something to say: the quiet ones fold.
+$py - "$WORK/big" <<'PY'
+import json, os, sys
+folder = sys.argv[1]
+os.makedirs(folder)
+def line(t, kind, node, details=None, rank=None, rnd=0):
+    return json.dumps({"time": "2026-11-29T10:00:%06.3fZ" % t, "kind": kind, "node_rank": node,
+                       "host": "n%d" % node, "run_id": "big", "round": rnd, "rank": rank,
+                       "details": details or {}}) + "\n"
+for n in range(1024):
+    with open("%s/events.%d.jsonl" % (folder, n), "w") as f:
+        f.write(line(0, "launch", n) + line(1, "round_started", n))
+        if n in (7, 500, 1000):
+            f.write(line(5, "failure", n, {"status": "exit code 1"}, rank=n))
+        f.write(line(9, "round_ended", n) + line(9, "end", n, {"exit_code": 0}))
+PY
+"$BIN" report -o "$WORK/big.html" "$WORK"/big/events.*.jsonl 2>/dev/null
+check "1,024 launchers: 7 rows drawn (3 failures, 4 folded runs of quiet nodes), all counted" \
+  $py -c '
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.findall(r"<g class=\"row\" data-node=\"(\d+)\" data-folded=\"(\d+)\"", page)
+assert len(rows) == 7, rows
+assert sum(int(f) + 1 for _, f in rows) == 1024, rows
+assert "nodes 0-6 (7): nothing to note" in page and page.count("class=\"mark failure\"") == 3
+' "$WORK/big.html"
+finish
