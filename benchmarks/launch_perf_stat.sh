@@ -5,7 +5,7 @@
 # bare posix_spawn-and-wait floor (benchmarks/spawn_floor.c) in the same rounds.
 # Per row: the median over rounds of each round's mean elapsed time, task-clock (CPU time of
 # the launcher and its workers), context switches and page faults.
-# usage: [STAGES=1] [EVENTS=1] bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
+# usage: [STAGES=1] [EVENTS=1] [OBSERVED=1] bash benchmarks/launch_perf_stat.sh BUILD_DIR BASELINE_AML_LAUNCH [ROUNDS [RUNS]]
 set -eu
 build=$(realpath "$1")
 baseline=$(realpath "$2")
@@ -32,6 +32,11 @@ fi
 if [ "${EVENTS:-0}" = 1 ]; then
   commands[events_on]="$build/launcher/aml-launch --nproc-per-node 8 --events-file $work/events.jsonl -- /bin/true"
   names+=(events_on)
+fi
+# OBSERVED=1: also this build with its events and its metrics on (--metrics-port 0: a free port).
+if [ "${OBSERVED:-0}" = 1 ]; then
+  commands[observed]="$build/launcher/aml-launch --nproc-per-node 8 --events-file $work/observed.jsonl --metrics-port 0 -- /bin/true"
+  names+=(observed)
 fi
 for round in $(seq "$rounds"); do
   for name in "${names[@]}"; do
@@ -62,4 +67,7 @@ for name in names:
     print(f"| {name} | {row['task-clock']:.2f} | {row['context-switches']:.1f} | "
           f"{row['page-faults']:.0f} | {row['task-clock'] / base:.2f}x |")
 print(f"aml / baseline (task-clock): {rows['aml']['task-clock'] / rows['baseline']['task-clock']:.3f}")
+for name in ("events_on", "observed"):
+    if name in rows:
+        print(f"{name} / aml (task-clock): {rows[name]['task-clock'] / rows['aml']['task-clock']:.3f}")
 EOF

@@ -19,6 +19,9 @@ usage: /usr/bin/python3 benchmarks/scale_nodes.py [--check] BUILD_DIR N [N ...]
 none spoke of a lost node, and nothing was left.
 AML_BASELINE=OTHER_BUILD_DIR: each N is run with that build too, alternating with this one
 (AML_SCALE_RUNS times each, 1 unless set), a row per run, labelled.
+AML_SCALE_OBSERVE=compare: each N is run twice, side by side: plain, and with every launcher's
+events and metrics on (--events-file, --metrics-port 0), node 0 scraped once a second through
+its idle window (Prometheus's default is every 15 s).
 AML_SCALE_IDLE_WINDOW=SECONDS: how long node 0 at rest is watched (10 unless set; the followers'
 signs of life come every third of --node-timeout, 20 s by default: a window of whole periods
 measures their cost, not their phase).
@@ -170,7 +173,22 @@ def comm(pid):
         return ""
 
 
-def run(aml, n):
+def scrape_every_second(work, until):
+    """Node 0's metrics page, fetched once a second until `until` (perf_counter)."""
+    import re
+    import urllib.request
+    with open(f"{work}/node.0.err") as log:
+        url = re.search(r"http://\S+/metrics", log.read()).group(0)
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    scrapes = 0
+    while time.perf_counter() < until:
+        opener.open(url, timeout=5).read()
+        scrapes += 1
+        time.sleep(max(0.0, min(1.0, until - time.perf_counter())))
+    return scrapes
+
+
+def run(aml, n, observe=False):
     work = tempfile.mkdtemp(prefix=f"aml-scale-{n}-")
     mark = f"AML_SCALE_MARK={os.getpid()}-{n}"
     port = free_port()
@@ -184,8 +202,9 @@ def run(aml, n):
         logs.append(log)
         launchers.append(subprocess.Popen(
             [aml, "--nnodes", str(n), "--node-rank", str(node), "--nproc-per-node", "1",
-             "--master-addr", "127.0.0.1", "--master-port", str(port), "--rdzv-timeout", "600",
-             "--", "sh", "-c", worker], env=env, stdout=subprocess.DEVNULL, stderr=log))
+             "--master-addr", "127.0.0.1", "--master-port", str(port), "--rdzv-timeout", "600"] +
+            (["--events-file", f"{work}/events.{node}.jsonl", "--metrics-port", "0"] if observe else []) +
+            ["--", "sh", "-c", worker], env=env, stdout=subprocess.DEVNULL, stderr=log))
     last_started = time.perf_counter()
     busy_before, total_before = busy_ticks()
     node0_before = sum(cpu_ticks(p) for p in sv.launcher_processes(launchers[0].pid))
@@ -203,7 +222,10 @@ def run(aml, n):
     watched = {"node 0": sv.launcher_processes(launchers[0].pid), "a follower": sv.launcher_processes(follower.pid)}
     before = {k: sum(cpu_ticks(p) for p in v) for k, v in watched.items()}
     window = float(os.environ.get("AML_SCALE_IDLE_WINDOW", "10"))
-    time.sleep(window)
+    if observe:
+        scrape_every_second(work, time.perf_counter() + window)
+    else:
+        time.sleep(window)
     idle_cpu = {k: (sum(cpu_ticks(p) for p in v) - before[k]) / hz / window * 100
                 for k, v in watched.items()}
     node0_pss = sum(sv.memory_kib(p, "Pss", "smaps_rollup") for p in watched["node 0"]) / 1024
@@ -282,6 +304,9 @@ if __name__ == "__main__":
     builds = [("", os.path.abspath(args[0]))]
     if os.environ.get("AML_BASELINE"):
         builds = [("baseline ", os.path.abspath(os.environ["AML_BASELINE"])), ("this ", builds[0][1])]
+    observing = [False]
+    if os.environ.get("AML_SCALE_OBSERVE") == "compare":
+        observing = [False, True]
     runs = int(os.environ.get("AML_SCALE_RUNS", "1"))
     failed = []
     print("| build | nodes | starting them all | rendezvous after the last start | the same, meeting nobody | "
@@ -292,10 +317,13 @@ if __name__ == "__main__":
     print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|")
     for n in map(int, args[1:]):
         for _ in range(runs):
-            for label, build in builds:
+            for label, build, observe in [(lb, b, o) for lb, b in builds for o in observing]:
                 aml = f"{build}/launcher/aml-launch"
-                alone_start, alone_stop = alone(aml, n)
-                r = run(aml, n)
+                if not observe:  # the floor, once a build
+                    alone_start, alone_stop = alone(aml, n)
+                r = run(aml, n, observe)
+                if len(observing) > 1:
+                    label = (label.strip() or "this") + (", events+metrics" if observe else ", off")
                 statuses = ", ".join(f"{s}: {c}" for s, c in sorted(r["statuses"].items()))
                 print(f"| {label.strip() or build} | {n} | {r['start_all']:.2f} s | {r['rendezvous']:.2f} s | {alone_start:.2f} s | "
                       f"{r['machine_busy']:.0f} %, {r['busy_seconds']:.1f} s, {r['node0_rdzv']:.2f} s | "

@@ -353,7 +353,12 @@ int run(int argc, char** argv) {
   });
   run_options.notices = &desk;
   run_options.guardian_loss_is_node_loss = group && plan.topology.elastic;
-  run_options.on_first_use = [&local_stores] { return local_stores.on_first_use(); };
+  run_options.on_first_use = [&local_stores, &watch] {
+    auto uses = local_stores.on_first_use();
+    if (MetricsServer* metrics = (*watch)->server.get(); metrics && !metrics->serving())
+      uses.push_back({metrics->listen_fd(), [metrics] { metrics->serve(); }});
+    return uses;
+  };
   run_options.events = events;
   RunOutcome outcome = run_workers(launches, run_options, on_restart);
   remove_if_empty(made_for_hangs);

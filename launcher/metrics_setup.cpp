@@ -55,6 +55,7 @@ Result<std::unique_ptr<MetricsServer>> start_metrics(const Options& options,
   auto server =
       MetricsServer::start(place->address, place->port, [&board] { return board.render(); });
   if (!server) return server.error();
+  if (topology.nnodes > 1 || topology.elastic) (*server)->serve();
   (void)write_all(STDERR_FILENO, "aml-launch: metrics at " + (*server)->url() + "\n");
   return std::move(*server);
 }

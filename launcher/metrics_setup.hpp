@@ -21,7 +21,9 @@ struct MetricsPlace {
 };
 Result<MetricsPlace> metrics_place(const std::string& flag_value, const Topology& topology);
 
-// Started where --metrics-port asks for it (null where it does not), its URL said on stderr.
+// Started where --metrics-port asks for it (null where it does not), its URL said on stderr;
+// answering at once in a job of several nodes (its rendezvous may be long), else from its
+// first scrape (run_workers' on_first_use: a launch of one node keeps its speed).
 Result<std::unique_ptr<MetricsServer>> start_metrics(const Options& options,
                                                      const Topology& topology, MetricsBoard& board);
 

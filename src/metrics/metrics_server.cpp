@@ -106,8 +106,11 @@ MetricsServer::MetricsServer(UniqueFd listener, std::string address, int port,
       wake_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       address_(std::move(address)),
       port_(port),
-      render_(std::move(render)) {
-  thread_.emplace([this] { serve(); },
+      render_(std::move(render)) {}
+
+void MetricsServer::serve() {
+  if (thread_) return;
+  thread_.emplace([this] { answer_scrapes(); },
                   [this] {
                     const std::uint64_t one = 1;
                     (void)!::write(wake_.get(), &one, sizeof one);
@@ -122,7 +125,7 @@ std::string MetricsServer::url() const {
          "/metrics";
 }
 
-void MetricsServer::serve() {
+void MetricsServer::answer_scrapes() {
   UniqueFd epoll(epoll_create1(EPOLL_CLOEXEC));
   auto watch = [&epoll](int fd, std::uint32_t events, int op) {
     epoll_event event{};

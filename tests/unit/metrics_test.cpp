@@ -103,6 +103,8 @@ std::string scrape(int port) {
 TEST(MetricsServer, IdleAndPartialClientsDoNotKeepAScrapeOut) {
   auto server = MetricsServer::start("127.0.0.1", 0, [] { return std::string("up 1\n"); });
   ASSERT_TRUE(server) << server.error().message();
+  (*server)->serve();
+  (*server)->serve();  // again: nothing
   const int port = (*server)->port();
   EXPECT_EQ((*server)->url(), "http://127.0.0.1:" + std::to_string(port) + "/metrics");
   // Twice the connections it holds, silent or half a request: each scrape is still answered.
