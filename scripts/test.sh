@@ -210,7 +210,8 @@ exec {release_lock}>&-  # the build holds it now, until it ends
 # README's pip install . from a fresh tree: a build of its own that needs nothing of the others,
 # beside the release build from here (at the end of the suite, after the release's, it was the
 # release stage's longest test: 200-300 s on the critical path). Its ctest log is counted too.
-beside "ctest-readme-get-it" bash -c 'cd build && ctest -R "^docs\.get_it$" --output-on-failure'
+# Its folders under the suite's own: a test killed at its timeout leaves nothing in /tmp.
+beside "ctest-readme-get-it" env TMPDIR="$work" bash -c 'cd build && ctest -R "^docs\.get_it$" --output-on-failure'
 
 # After the release build: its tests wait for it, these only the suite's end.
 beside "the builds a user types" --after "release build (x86_64 and aarch64)" scripts/build-types.sh
