@@ -115,7 +115,7 @@ def busy_ticks():
 
 def wait_for_workers(work, n, launchers, logs):
     """Until N workers ran; a launcher that exits first ends the run, its stderr said, the
-    others stopped (not a wait until the test's timeout)."""
+    others stopped (not a wait until the test's timeout), the run's folder removed."""
     while sum(1 for f in os.listdir(work) if f.startswith("up.")) < n:
         for node, p in enumerate(launchers):
             if p.poll() is not None:
@@ -129,6 +129,7 @@ def wait_for_workers(work, n, launchers, logs):
                         other.wait()
                 with open(logs[node]) as log:
                     said = log.read()[-2000:]
+                shutil.rmtree(work, ignore_errors=True)  # the run's folder goes with it
                 raise SystemExit(f"node {node}'s launcher exited early ({p.returncode}):\n{said}")
         time.sleep(0.05)
 

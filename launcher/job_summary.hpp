@@ -18,7 +18,8 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
                                const GoodputClock& clock);
 
 // The time line ("aml-launch: time: ..."), where the report says something already (a
-// failure, a stop, a notice) or the job restarted; "" for a run that just succeeded.
+// failure, a stop, a notice) or the job restarted; "" for a run that just succeeded, or one
+// that ended at its start.
 std::string time_text(const std::string& report, const RunOutcome& outcome,
                       const GoodputClock& clock);
 

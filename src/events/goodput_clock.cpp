@@ -66,7 +66,8 @@ void GoodputClock::on_event(const Event& event) {
   const std::string_view kind = event.kind;
   if (kind == "round_started") {
     move_to(Phase::running, Mark::phase, event);
-  } else if (kind == "failure" || kind == "hang" ||
+  } else if (kind == "failure" || kind == "failure_elsewhere" || kind == "node_lost" ||
+             kind == "hang" ||
              (kind == "round_ended" && phase_ == Phase::running && mark_ == Mark::phase)) {
     // The first failure here, a hang, or a round ended by another node's failure (or by its
     // workers' success, which the job's end follows at once).

@@ -89,6 +89,8 @@ void MetricsBoard::on_event(const Event& event) {
     }
   } else if (kind == "failure") {
     failures_ += 1;
+  } else if (kind == "node_lost") {
+    nodes_lost_ += 1;
   } else if (kind == "stop") {
     stops_ += 1;
   } else if (kind == "notice") {
@@ -160,6 +162,9 @@ std::string MetricsBoard::render() {
   out.histogram("aml_launch_recovery_duration_seconds",
                 "From a failure to the next round's workers running, each recovery.",
                 kDurationBounds, clock_.recoveries());
+  out.family("aml_launch_nodes_lost_total", "counter",
+             "Nodes whose launcher was lost (dead or silent) while this node's workers ran.");
+  out.sample("aml_launch_nodes_lost_total", nodes_lost_);
   out.family("aml_launch_stops_total", "counter", "Stop signals from outside (TERM, INT, HUP).");
   out.sample("aml_launch_stops_total", stops_);
   out.family("aml_launch_notices_total", "counter",

@@ -66,6 +66,10 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
       row.marks.push_back({at, "notice", "notice: " + text_of(details, "kind")});
     } else if (kind == "hang") {
       row.marks.push_back({at, "hang", "hang verdict"});
+    } else if (kind == "node_lost") {
+      row.marks.push_back(
+          {at, "lost",
+           "node " + text_of(details, "node_rank") + " (" + text_of(details, "host") + ") lost"});
     } else if (kind == "launcher_killed") {
       row.marks.push_back({at, "killed", "launcher killed"});
     } else if (kind == "end") {

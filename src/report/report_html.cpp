@@ -107,6 +107,7 @@ const char* mark_shape(const std::string& kind) {
   if (kind == "stop") return "rect x=\"-5\" y=\"-7\" width=\"10\" height=\"14\" fill=\"#8b0000\"";
   if (kind == "notice") return "path d=\"M0 -7 L7 0 L0 7 L-7 0 Z\" fill=\"#9467bd\"";
   if (kind == "hang") return "circle r=\"7\" fill=\"#bcbd22\" stroke=\"#333\"";
+  if (kind == "lost") return "circle r=\"6\" fill=\"#fff\" stroke=\"#d62728\" stroke-width=\"3\"";
   return "path d=\"M-6 -6 L6 6 M6 -6 L-6 6\" stroke=\"#000\" stroke-width=\"3\"";  // killed
 }
 
@@ -160,7 +161,7 @@ std::string report_html(const JobStory& story) {
   }
   html +=
       "<span>&#9679; failure &#9632; benched &#9651; spare taken &#9675; spare &#9670; "
-      "notice &#9646; stop</span></p>\n";
+      "notice &#9646; stop &#9711; node lost</span></p>\n";
 
   const std::vector<DrawnRow> rows = rows_to_draw(story);
   const int height = kTop + static_cast<int>(rows.size()) * kRowHeight + 30;
@@ -197,7 +198,8 @@ std::string report_html(const JobStory& story) {
       html += "<g class=\"mark " + mark.kind + "\" transform=\"translate(" + number(at) + "," +
               std::to_string(y + kRowHeight / 2) + ")\"><title>" + escape(mark.label) + " at " +
               utc_text(mark.at_ms) + "</title><" + mark_shape(mark.kind) + "/>";
-      if (mark.kind == "failure" || mark.kind == "benched" || mark.kind == "spare_taken") {
+      if (mark.kind == "failure" || mark.kind == "benched" || mark.kind == "spare_taken" ||
+          mark.kind == "lost") {
         html += "<text x=\"9\" y=\"4\">" + escape(mark.label) + "</text>";
       }
       html += "</g>\n";

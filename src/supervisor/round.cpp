@@ -246,7 +246,19 @@ void Round::hear_peers(Clock::time_point now) {
   peers_readable_ = false;
   PeerNews news = options_.peers->poll(readable);
   if (news.notice && options_.notices) options_.notices->heard_elsewhere(std::move(*news.notice));
+  const bool heard_before = verdict_.outcome().remote_failure.has_value();
   verdict_.peer_news(news, now);
+  const auto& heard = verdict_.outcome().remote_failure;
+  if (options_.events && heard && !heard_before && !heard->regroup) {
+    // Another node failed first, or was lost: this node's workers stop for it.
+    options_.events->write(heard->launcher_lost() ? "node_lost" : "failure_elsewhere",
+                           {{"node_rank", heard->node_rank},
+                            {"host", heard->host},
+                            {"rank", heard->rank >= 0 ? nlohmann::ordered_json(heard->rank)
+                                                      : nlohmann::ordered_json(nullptr)},
+                            {"status", heard->status},
+                            {"time", heard->time}});
+  }
   // The link has said its last word: a closed socket would keep waking the loop.
   if (verdict_.peers_done() && options_.peers->fd() >= 0) reactor_.remove(options_.peers->fd());
 }

@@ -169,7 +169,8 @@ check "kubeflow 2:4: nothing of the job is left ($left)" [ "$left" = 0 ]
 J=sp
 ARGS=(--nnodes 2:2 $(rdzv 29401 "spares-$$") --nproc-per-node 1
   --max-restarts 2 --rdzv-last-call 1 --node-timeout 5)
-start $J 0 no_env "${ARGS[@]}"
+node0_events() { echo AML_LAUNCH_EVENTS_FILE="$WORK/$J.events.0.jsonl"; }
+start $J 0 node0_events "${ARGS[@]}"
 sleep 0.3
 start $J 1 no_env "${ARGS[@]}"
 wait_file "$WORK/$J.rank.1.0" 15
@@ -196,6 +197,12 @@ check "2:2: the job finishes 0 on node 0 and the spare that took over ($s0 $s2)"
 check "2:2: the spare never needed ends with the job's status, saying so ($s3)" \
   bash -c "[ '$s3' = 0 ] && grep -q 'the job ended (exit 0) while this node waited for a round' '$WORK/$J.out.3'" ||
   show $J
+check "2:2: node 0's events say node 1 was lost, then round 1 formed" \
+  $py -c 'import json, sys
+kinds = [(e["kind"], e["details"]) for e in map(json.loads, open(sys.argv[1]))]
+lost = [i for i, (k, d) in enumerate(kinds) if k == "node_lost" and d["node_rank"] == 1]
+formed = [i for i, (k, d) in enumerate(kinds) if k == "rendezvous_formed"]
+assert lost and formed[-1] > lost[0], kinds' "$WORK/$J.events.0.jsonl"
 check "2:2: the spare's summary says its time went in a spare's wait, none running" \
   $py -c 'import json, sys; t = json.load(open(sys.argv[1]))["time"]
 assert t["spare_seconds"] >= 0.9 * t["wall_seconds"] > 0 and t["running_seconds"] == 0 and t["trained_share"] == 0, t' \

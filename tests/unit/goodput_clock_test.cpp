@@ -58,6 +58,16 @@ TEST_F(GoodputClockTest, AFailureToTheNextRoundsWorkersIsRecovery) {
   EXPECT_DOUBLE_EQ(rounds.at(1)[static_cast<std::size_t>(Phase::running)], 10.0);
 }
 
+TEST_F(GoodputClockTest, AnotherNodesFailureOrLossStartsTheRecoveryWhenHeard) {
+  at(0ms, "launch");
+  at(1000ms, "round_started");
+  at(3000ms, "node_lost");
+  at(3500ms, "round_ended");  // this node's workers took half a second to stop
+  at(4000ms, "round_started", 1);
+  EXPECT_DOUBLE_EQ(spent(Phase::running, 4000ms), 2.0);
+  EXPECT_DOUBLE_EQ(spent(Phase::recovery, 4000ms), 1.0);
+}
+
 TEST_F(GoodputClockTest, AFailureWithNoRoundAfterItIsTheStop) {
   at(0ms, "launch");
   at(1000ms, "round_started");
