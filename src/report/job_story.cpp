@@ -18,6 +18,23 @@ std::string text_of(const Json& details, const char* key) {
   return value->is_string() ? value->get<std::string>() : value->dump();
 }
 
+// The schema's keys with their types (a line of another file, or a hand-edited one, is left
+// out rather than read wrong).
+bool is_event(const Json& e) {
+  auto has = [&e](const char* key, auto is_type) {
+    auto value = e.find(key);
+    return value != e.end() && is_type(*value);
+  };
+  auto number_or_null = [](const Json& v) { return v.is_number_integer() || v.is_null(); };
+  return e.is_object() && has("time", [](const Json& v) { return v.is_string(); }) &&
+         has("kind", [](const Json& v) { return v.is_string(); }) &&
+         has("host", [](const Json& v) { return v.is_string(); }) &&
+         has("run_id", [](const Json& v) { return v.is_string(); }) &&
+         has("round", [](const Json& v) { return v.is_number_integer(); }) &&
+         has("node_rank", number_or_null) && has("rank", number_or_null) &&
+         has("details", [](const Json& v) { return v.is_object(); });
+}
+
 GoodputClock::Clock::time_point as_time(long long ms) {
   return GoodputClock::Clock::time_point(std::chrono::milliseconds(ms));
 }
@@ -74,7 +91,8 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
       row.marks.push_back({at, "killed", "launcher killed"});
     } else if (kind == "end") {
       row.ended = true;
-      row.exit_code = details.value("exit_code", -1);
+      auto code = details.find("exit_code");
+      row.exit_code = code != details.end() && code->is_number_integer() ? code->get<int>() : -1;
     }
   }
   for (const auto& interval : clock.intervals(as_time(last))) {
@@ -110,8 +128,8 @@ JobStory read_job_story(const std::vector<EventFile>& files) {
     for (int number = 1; std::getline(lines, line); ++number) {
       if (line.empty()) continue;
       Json e = Json::parse(line, nullptr, false);
-      long long at = e.is_object() ? utc_millis(e.value("time", "")) : -1;
-      if (at < 0 || !e.contains("kind")) {
+      const long long at = is_event(e) ? utc_millis(e["time"].get<std::string>()) : -1;
+      if (at < 0) {
         story.skipped.push_back(file.name + ":" + std::to_string(number) + ": not an event line");
         continue;
       }

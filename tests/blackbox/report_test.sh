@@ -29,7 +29,10 @@ expect_status "report with no file: exit 2" 2 "$BIN" report
 status=$?
 check "report of a file that is not there: exit 2, named" \
   eval '[ $status = 2 ] && grep -q "cannot read .*missing.jsonl" "$WORK/missing.err"'
-echo "not json" >"$WORK/junk.jsonl"
+{
+  echo "not json"
+  echo '{"time":"2026-11-29T10:00:00.000Z","kind":"launch","host":"h","run_id":"r","round":"zero","node_rank":0,"rank":null,"details":{}}'
+} >"$WORK/junk.jsonl"
 "$BIN" report -o "$WORK/junk.html" "$WORK/junk.jsonl" 2>"$WORK/junk.err"
 status=$?
 check "report of a file with no event: exit 2, said, no page" \
