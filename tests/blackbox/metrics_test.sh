@@ -68,6 +68,13 @@ check "its page: restarts 1 (0 left), rank 1's exit 3, 2 running, the state, a r
 check "each worker's CPU and memory, and the launcher's own, are there" \
   test "$(grep -c '^aml_launch_worker_resident_memory_bytes{rank="[01]",local_rank="[01]"} [1-9]' "$WORK/round1.txt"):$(grep -c '^aml_launch_launcher_resident_memory_bytes [1-9]' "$WORK/round1.txt")" = "2:1"
 check "promtool check metrics passes the page" promtool check metrics <"$WORK/round1.txt"
+check "every metric on the page is in the guide's table (docs/guides/observability.md)" \
+  /usr/bin/python3 -c '
+import re, sys
+guide = open(sys.argv[2]).read()
+names = re.findall(r"^# TYPE (\S+)", open(sys.argv[1]).read(), re.M)
+missing = [n for n in names if "`" + n not in guide and ", " + n + "`" not in guide]
+assert names and not missing, missing' "$WORK/round1.txt" "$HERE/../../docs/guides/observability.md"
 "${scrape[@]}" flood "$url" 40 >"$WORK/flood.txt" 2>"$WORK/flood.err"
 check "40 idle and half-sent connections held: a scrape is still answered" \
   grep -q '^aml_launch_round 1$' "$WORK/flood.txt"
