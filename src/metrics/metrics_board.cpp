@@ -1,13 +1,9 @@
 #include "metrics/metrics_board.hpp"
 
-#include <unistd.h>
-
 #include <array>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "metrics/prometheus_text.hpp"
+#include "supervisor/proc_state.hpp"
 
 namespace aml {
 namespace {
@@ -22,27 +18,9 @@ struct ProcUsage {
   double resident_bytes = 0;
 };
 
-// /proc/PID/stat: the fields after the command's closing parenthesis.
 ProcUsage proc_usage(const std::string& pid) {
-  std::ifstream file("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(file, line)) return {};
-  const auto paren = line.rfind(')');
-  if (paren == std::string::npos) return {};
-  std::istringstream fields(line.substr(paren + 2));
-  std::string field;
-  // From field 3 (state): utime is 14, stime 15, cutime 16, cstime 17, rss 24.
-  double ticks = 0, rss_pages = 0;
-  for (int index = 3; fields >> field; ++index) {
-    if (index >= 14 && index <= 17) ticks += std::stod(field);
-    if (index == 24) {
-      rss_pages = std::stod(field);
-      break;
-    }
-  }
-  static const double ticks_per_second = static_cast<double>(sysconf(_SC_CLK_TCK));
-  static const double page_bytes = static_cast<double>(sysconf(_SC_PAGESIZE));
-  return {true, ticks / ticks_per_second, rss_pages * page_bytes};
+  const ProcState p = read_proc_stat(pid);
+  return {p.found, ticks_to_seconds(p.cpu_ticks + p.reaped_children_cpu_ticks), resident_bytes(p)};
 }
 
 std::string status_of(const nlohmann::ordered_json& exit) {
@@ -125,31 +103,30 @@ std::string MetricsBoard::render() {
   out.sample(
       "aml_launch_info", 1,
       {{"version", identity_.version}, {"host", identity_.host}, {"run_id", identity_.run_id}});
-  out.family("aml_launch_node_rank", "gauge", "This launcher's node rank in the round.");
-  out.sample("aml_launch_node_rank", node_rank_);
+  out.single("aml_launch_node_rank", "gauge", "This launcher's node rank in the round.",
+             node_rank_);
   out.family("aml_launch_state", "gauge",
              "What the job is doing on this node: 1 for the state it is in, 0 for the others.");
   const std::string state = clock_.state();
   for (const char* one : {"rendezvous", "running", "recovering", "spare", "stopping", "ended"}) {
     out.sample("aml_launch_state", state == one ? 1 : 0, {{"state", one}});
   }
-  out.family("aml_launch_round", "gauge", "The round under way: 0, then one more at each restart.");
-  out.sample("aml_launch_round", round_);
-  out.family("aml_launch_restarts_total", "counter",
-             "Rounds that ended in a failure and were restarted (--max-restarts counts them).");
-  out.sample("aml_launch_restarts_total", restarts_used_);
-  out.family("aml_launch_restarts_left", "gauge", "Restarts --max-restarts still allows.");
-  out.sample("aml_launch_restarts_left", std::max(0, max_restarts_ - restarts_used_));
-  out.family("aml_launch_workers_running", "gauge", "This node's workers running now.");
-  out.sample("aml_launch_workers_running", static_cast<double>(running_.size()));
+  out.single("aml_launch_round", "gauge", "The round under way: 0, then one more at each restart.",
+             round_);
+  out.single("aml_launch_restarts_total", "counter",
+             "Rounds that ended in a failure and were restarted (--max-restarts counts them).",
+             restarts_used_);
+  out.single("aml_launch_restarts_left", "gauge", "Restarts --max-restarts still allows.",
+             std::max(0, max_restarts_ - restarts_used_));
+  out.single("aml_launch_workers_running", "gauge", "This node's workers running now.",
+             static_cast<double>(running_.size()));
   out.family("aml_launch_worker_exits_total", "counter",
              "This node's workers that ended, by status: the exit code, or the signal's name.");
   for (const auto& [status, count] : exits_) {
     out.sample("aml_launch_worker_exits_total", count, {{"status", status}});
   }
-  out.family("aml_launch_failures_total", "counter",
-             "Rounds whose first failure on this node was a worker of this node.");
-  out.sample("aml_launch_failures_total", failures_);
+  out.single("aml_launch_failures_total", "counter",
+             "Rounds whose first failure on this node was a worker of this node.", failures_);
   out.family("aml_launch_nodes", "gauge",
              "Nodes of the job, by role: in the round, waiting as spares (as the node that "
              "gave the round's seats counted them), benched for good.");
@@ -162,20 +139,18 @@ std::string MetricsBoard::render() {
   out.histogram("aml_launch_recovery_duration_seconds",
                 "From a failure to the next round's workers running, each recovery.",
                 kDurationBounds, clock_.recoveries());
-  out.family("aml_launch_nodes_lost_total", "counter",
-             "Nodes whose launcher was lost (dead or silent) while this node's workers ran.");
-  out.sample("aml_launch_nodes_lost_total", nodes_lost_);
-  out.family("aml_launch_stops_total", "counter", "Stop signals from outside (TERM, INT, HUP).");
-  out.sample("aml_launch_stops_total", stops_);
-  out.family("aml_launch_notices_total", "counter",
-             "Notices of the job's end or a pause heard (preemption, maintenance).");
-  out.sample("aml_launch_notices_total", notices_);
-  out.family("aml_launch_hang_inquiries_total", "counter",
-             "Times no rank showed progress for --hang-timeout and every rank was looked at.");
-  out.sample("aml_launch_hang_inquiries_total", hang_inquiries_);
-  out.family("aml_launch_hang_verdicts_total", "counter",
-             "Hang verdicts: the job was stopped for a hang.");
-  out.sample("aml_launch_hang_verdicts_total", hang_verdicts_);
+  out.single("aml_launch_nodes_lost_total", "counter",
+             "Nodes whose launcher was lost (dead or silent) while this node's workers ran.",
+             nodes_lost_);
+  out.single("aml_launch_stops_total", "counter", "Stop signals from outside (TERM, INT, HUP).",
+             stops_);
+  out.single("aml_launch_notices_total", "counter",
+             "Notices of the job's end or a pause heard (preemption, maintenance).", notices_);
+  out.single("aml_launch_hang_inquiries_total", "counter",
+             "Times no rank showed progress for --hang-timeout and every rank was looked at.",
+             hang_inquiries_);
+  out.single("aml_launch_hang_verdicts_total", "counter",
+             "Hang verdicts: the job was stopped for a hang.", hang_verdicts_);
   // The workers' and the launcher's own use, read now.
   out.family("aml_launch_worker_cpu_seconds_total", "counter",
              "Each running worker's CPU time (user and system, its reaped children's with it).");
@@ -193,12 +168,10 @@ std::string MetricsBoard::render() {
     out.sample("aml_launch_worker_resident_memory_bytes", used.resident_bytes,
                {{"rank", rank}, {"local_rank", local_rank}});
   }
-  out.family("aml_launch_launcher_cpu_seconds_total", "counter",
-             "This launcher's own CPU time (its supervisor process).");
-  out.sample("aml_launch_launcher_cpu_seconds_total", self.cpu_seconds);
-  out.family("aml_launch_launcher_resident_memory_bytes", "gauge",
-             "This launcher's own resident memory.");
-  out.sample("aml_launch_launcher_resident_memory_bytes", self.resident_bytes);
+  out.single("aml_launch_launcher_cpu_seconds_total", "counter",
+             "This launcher's own CPU time (its supervisor process).", self.cpu_seconds);
+  out.single("aml_launch_launcher_resident_memory_bytes", "gauge",
+             "This launcher's own resident memory.", self.resident_bytes);
   // Goodput (goodput_clock.hpp).
   const GoodputClock::Seconds spent = clock_.totals(now);
   out.family("aml_launch_phase_seconds_total", "counter",

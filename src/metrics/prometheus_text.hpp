@@ -17,6 +17,11 @@ class PrometheusText {
   // `type`: counter, gauge or histogram. The family's samples follow.
   void family(std::string_view name, std::string_view type, std::string_view help);
   void sample(std::string_view name, double value, Labels labels = {});
+  // A family of one sample without labels.
+  void single(std::string_view name, std::string_view type, std::string_view help, double value) {
+    family(name, type, help);
+    sample(name, value);
+  }
   // A whole histogram family of `values` over `bounds` (ascending; +Inf added).
   void histogram(std::string_view name, std::string_view help, std::span<const double> bounds,
                  std::span<const double> values);

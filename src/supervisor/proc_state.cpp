@@ -51,7 +51,9 @@ bool parse_stat(const std::string& stat, ProcState& p) {
   for (int i = 3; fields >> field; ++i) {  // field 3 is the state (proc(5) numbering)
     if (i == 3) p.state = field.empty() ? '?' : field[0];
     if (i == 14 || i == 15) p.cpu_ticks += std::atoll(field.c_str());
+    if (i == 16 || i == 17) p.reaped_children_cpu_ticks += std::atoll(field.c_str());
     if (i == 20) p.threads = std::atoi(field.c_str());
+    if (i == 24) p.resident_pages = std::atoll(field.c_str());
   }
   return true;
 }
@@ -65,10 +67,21 @@ long long main_thread_cpu_ticks(pid_t pid) {
   return p.cpu_ticks;
 }
 
-ProcState read_proc_state(pid_t pid) {
+ProcState read_proc_stat(const std::string& pid) {
   ProcState p;
+  parse_stat(read_text("/proc/" + pid + "/stat"), p);
+  return p;
+}
+
+double resident_bytes(const ProcState& p) {
+  static const long page = sysconf(_SC_PAGESIZE);
+  return static_cast<double>(p.resident_pages) * static_cast<double>(page);
+}
+
+ProcState read_proc_state(pid_t pid) {
   const std::string dir = "/proc/" + std::to_string(pid) + "/";
-  if (!parse_stat(read_text(dir + "stat"), p)) return p;
+  ProcState p = read_proc_stat(std::to_string(pid));
+  if (!p.found) return p;
   p.wchan = read_text(dir + "wchan");
   if (p.wchan == "0") p.wchan.clear();
   char exe[4096];

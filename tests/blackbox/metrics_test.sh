@@ -27,6 +27,8 @@ url_in() { grep -o 'http://[^ ]*/metrics' "$1" | head -1; }
 # 1. Bad values and a busy port: a clear error, nothing started.
 expect_status "--metrics-port nope is refused (exit 2)" 2 \
   "$BIN" --metrics-port nope -- touch "$WORK/ran"
+expect_status "--metrics-port :9400 (an address left out) is refused (exit 2)" 2 \
+  "$BIN" --metrics-port :9400 -- touch "$WORK/ran"
 expect_status "--metrics-port 70000 is refused (exit 2)" 2 \
   "$BIN" --metrics-port 70000 -- touch "$WORK/ran"
 "$BIN" --metrics-port 70000 -- true 2>"$WORK/bad.err"

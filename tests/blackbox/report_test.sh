@@ -71,6 +71,10 @@ check "the job: a failure, a node benched, a spare seated" \
 check "aml-launch report writes the page, saying what it holds" \
   grep -q "wrote $WORK/report.html: 4 launcher(s), 2 round(s), 1 failure(s)" "$WORK/report.err" ||
   cat "$WORK/report.err"
+"$BIN" report -o "$WORK/no/such/folder/r.html" "$WORK"/events.0.jsonl 2>"$WORK/nowrite.err"
+status=$?
+check "a page that cannot be written: exit 2, said" \
+  eval '[ $status = 2 ] && grep -q "cannot write .*no/such/folder/r.html" "$WORK/nowrite.err"'
 check "the page needs no network: no src= or href= to anything, no script" \
   eval '! grep -qiE "(src|href)=|<script" "$WORK/report.html"'
 
