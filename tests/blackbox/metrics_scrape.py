@@ -1,6 +1,7 @@
 """Scrapes an aml-launch --metrics-port page for metrics_test.sh.
 
-  metrics_scrape.py wait URL REGEX SECONDS    the page once a line matches REGEX (exit 1: never)
+  metrics_scrape.py wait URL SECONDS REGEX... the first page on which every REGEX matches a line
+                                              (exit 1: none within SECONDS)
   metrics_scrape.py flood URL N               N idle or half-sent connections held, then the page
   metrics_scrape.py closed URL                exit 0 when nothing listens there any more
 """
@@ -27,18 +28,21 @@ def host_port(url):
 def main():
     what, url = sys.argv[1], sys.argv[2]
     if what == "wait":
-        pattern, deadline = re.compile(sys.argv[3], re.M), time.time() + float(sys.argv[4])
+        # Every pattern on one page: a page is one moment, and the moment matters (a new round
+        # is counted before its workers are started).
+        deadline = time.time() + float(sys.argv[3])
+        patterns = [re.compile(p, re.M) for p in sys.argv[4:]]
         text = ""
         while time.time() < deadline:
             try:
                 text = page(url)
             except OSError:
                 text = ""
-            if pattern.search(text):
+            if all(p.search(text) for p in patterns):
                 sys.stdout.write(text)
                 return 0
             time.sleep(0.1)
-        sys.stderr.write("no line matched %s; the last page:\n%s" % (sys.argv[3], text))
+        sys.stderr.write("no page matched all of %s; the last page:\n%s" % (sys.argv[4:], text))
         return 1
     if what == "flood":
         held = []
