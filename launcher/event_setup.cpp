@@ -1,5 +1,7 @@
 #include "event_setup.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -40,6 +42,12 @@ Result<std::unique_ptr<JobWatch>> watch_job(const Options& options, const Launch
     if (!opened) return opened.error();
     watch->log = std::move(*opened);
   }
+  if (!options.job_events_file.empty()) {
+    // Known at once where the node ranks are fixed; an elastic job's node 0 is known at each
+    // round (rendezvous_formed_event).
+    const bool node0 = !plan.topology.elastic && node.node_rank == 0 && node.rank <= 0;
+    if (auto error = watch->log->keep_job_file(options.job_events_file, node0)) return *error;
+  }
   watch->log->add_observer(&watch->clock);
   const Topology& t = plan.topology;
   if (!options.metrics_port.empty()) {
@@ -61,6 +69,7 @@ Result<std::unique_ptr<JobWatch>> watch_job(const Options& options, const Launch
   launch["world_size"] = t.world_size;
   launch["max_restarts"] = options.max_restarts;
   launch["version"] = AML_VERSION;
+  launch["pid"] = static_cast<long>(getpid());
   launch["metrics"] = watch->server ? nlohmann::ordered_json(watch->server->url())
                                     : nlohmann::ordered_json(nullptr);
   watch->log->write("launch", std::move(launch), node.rank);
@@ -80,9 +89,9 @@ void round_ended(EventLog& events, const RunOutcome& outcome, const NodeIdentity
 
 }  // namespace
 
-void rendezvous_formed_event(EventLog* events, const std::string& phase, const Agreement& agreed,
+void rendezvous_formed_event(JobWatch& watch, const std::string& phase, const Agreement& agreed,
                              std::chrono::steady_clock::time_point asked) {
-  if (events == nullptr) return;
+  EventLog* const events = watch.log.get();
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
   if (agreed.ended) {
@@ -93,12 +102,24 @@ void rendezvous_formed_event(EventLog* events, const std::string& phase, const A
   }
   events->set_round(agreed.round);
   events->set_node_rank(agreed.node_rank);
+  // The round's node 0 has every node (Agreement::nodes): the job's view is its to write.
+  const bool gives_seats =
+      agreed.node_rank == 0 && agreed.nodes.size() == static_cast<std::size_t>(agreed.node_count);
+  events->write_job_file(agreed.node_rank == 0);
+  EventLog::Burst burst(events);
   events->write("rendezvous_formed", {{"phase", phase},
                                       {"nodes", agreed.node_count},
                                       {"restarts_used", agreed.restarts_used},
                                       {"benched", agreed.bench.size()},
                                       {"spares", agreed.spares},
                                       {"waited_seconds", waited}});
+  // Read only from a file or the metrics: a job without them pays nothing (32 ms at round 0 of
+  // 4,096 nodes, benchmarks/bench_seat_events.cpp).
+  const bool read = events->has_file() || events->writes_job_file() || watch.board != nullptr;
+  if (!gives_seats || phase != "run" || !read) return;
+  for (SeatNews& news : watch.seats.seated(agreed.round, agreed.nodes, 0)) {
+    events->write(news.kind, std::move(news.details));
+  }
 }
 
 void restart_events(EventLog* events, const RunOutcome& failed, const NodeIdentity& node, int next,

@@ -1,6 +1,6 @@
-// --events-file and --metrics-port (DESIGN §6b): where this launcher's events go and who
-// follows them, and the events only the
-// launcher sees (the launch, the rendezvous, each round's end, the end); the supervisor's own
+// --events-file, --job-events-file and --metrics-port (DESIGN §6b): where this launcher's
+// events go and who follows them, and the events only the launcher sees (the launch, the
+// rendezvous and on node 0 who was seated, each round's end, the end); the supervisor's own
 // (each worker's start and exit, a failure, a stop) are written in the round.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include "options.hpp"
 #include "plan/launch_plan.hpp"
 #include "rendezvous/node_group.hpp"
+#include "seat_history.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -24,6 +25,7 @@ namespace aml {
 struct JobWatch {
   std::unique_ptr<EventLog> log;  // never null: the stream, with a file or without
   GoodputClock clock;
+  SeatHistory seats;  // on the node that gives a round's seats: who was seated before
   std::unique_ptr<MetricsBoard> board;    // null without --metrics-port
   std::unique_ptr<MetricsServer> server;  // last: its thread stops before the board goes
 };
@@ -34,8 +36,9 @@ Result<std::unique_ptr<JobWatch>> watch_job(const Options& options, const Launch
                                             const NodeIdentity& node);
 
 // The nodes met for a round (`asked`: when this launcher began to wait): this node's place,
-// the node count, the wait; or the job ended while this node waited (a spare never seated).
-void rendezvous_formed_event(EventLog* events, const std::string& phase, const Agreement& agreed,
+// the node count, the wait; on the round's node 0, each launcher new to the job or back; or
+// the job ended while this node waited (a spare never seated).
+void rendezvous_formed_event(JobWatch& watch, const std::string& phase, const Agreement& agreed,
                              std::chrono::steady_clock::time_point asked);
 
 // A round ended and the next is about to start (`next`: its restart count): the round's end,

@@ -207,6 +207,13 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    "(docs/guides/observability.md). {rank}, {local_rank}, {node_rank} in FILE are this "
    "launcher's",
    T::none, "", "<file>"},
+  {job_events_file, "--job-events-file", Takes::value, "FILE|none", "AML_LAUNCH_JOB_EVENTS_FILE",
+   true, "none",
+   "On the job's node 0 (an elastic job's: each round's), the job's events as it sees every "
+   "node: its own, each node joining or returning, failing, lost or benched, in one file for "
+   "aml-launch report (docs/guides/observability.md). The other launchers write nothing. "
+   "{rank}, {local_rank}, {node_rank} in FILE are this launcher's",
+   T::none, "", "<file>"},
   {metrics_port, "--metrics-port", Takes::value, "PORT|ADDR:PORT", "AML_LAUNCH_METRICS_PORT",
    true, "none; the address: the one this node reaches node 0 from (127.0.0.1 on one node)",
    "Serve Prometheus metrics at http://ADDR:PORT/metrics while the launcher runs: the job's "

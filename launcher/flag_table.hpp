@@ -50,6 +50,7 @@ enum class FlagId : std::uint8_t {
   duplicate_stderr_filters,
   summary_file,
   events_file,
+  job_events_file,
   metrics_port,
   exec,
   virtual_local_rank,

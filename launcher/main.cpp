@@ -72,7 +72,8 @@ std::optional<Error> expand_launcher_fields(Options& options, const Topology& t)
     for (auto [flag, text] :
          {std::pair<const char*, std::string>{"--summary-file", options.summary_file},
           {"--log-dir", options.log_dir.value_or("")},
-          {"--events-file", options.events_file.value_or("")}}) {
+          {"--events-file", options.events_file.value_or("")},
+          {"--job-events-file", options.job_events_file}}) {
       if (text.find("{rank}") != std::string::npos ||
           text.find("{node_rank}") != std::string::npos) {
         return invalid(flag, text,
@@ -91,6 +92,7 @@ std::optional<Error> expand_launcher_fields(Options& options, const Topology& t)
   options.summary_file = expand(options.summary_file);
   if (options.log_dir) options.log_dir = expand(*options.log_dir);
   if (options.events_file) options.events_file = expand(*options.events_file);
+  options.job_events_file = expand(options.job_events_file);
   return std::nullopt;
 }
 
@@ -217,7 +219,7 @@ int run(int argc, char** argv) {
       events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
       auto agreed = group->join(restart_count, phase);
       if (!agreed) return agreed.error();
-      rendezvous_formed_event(events, phase, *agreed, asked);
+      rendezvous_formed_event(**watch, phase, *agreed, asked);
       if (agreed->ended) {
         std::string said;
         launch.ended = ended_while_waiting(*agreed->ended, said);

@@ -92,6 +92,14 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   }
   options.summary_file = line.value(summary_file);
   if (line.has(events_file)) options.events_file = line.value(events_file);
+  if (line.has(job_events_file)) {
+    options.job_events_file = line.value(job_events_file);
+    if (options.job_events_file.empty()) {
+      return invalid(flag_name(line, job_events_file), "",
+                     "a file for the job's events from node 0, or none");
+    }
+    if (options.job_events_file == "none") options.job_events_file.clear();
+  }
   if (line.has(metrics_port)) {
     options.metrics_port = line.value(metrics_port);
     if (options.metrics_port.empty()) {

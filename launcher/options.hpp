@@ -60,6 +60,7 @@ struct Options {
   std::optional<std::string> log_dir;  // unset: the default (Azure ML's user_logs, else none)
   std::string summary_file;
   std::optional<std::string> events_file;  // --events-file ("none": none); unset: by --log-dir
+  std::string job_events_file;             // --job-events-file: node 0's; "": none
   std::string metrics_port;                // --metrics-port: "[ADDR:]PORT"; "": none
   bool exec = false;
   bool no_group = false;  // per-process: each rank's launcher alone (no store, no fail-fast)

@@ -1,5 +1,6 @@
 #include "report_command.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -22,7 +23,8 @@ constexpr const char* kUsage =
     "restarts, failures, goodput) above a row per launcher along time, its phases as bars\n"
     "(rendezvous, running, recovery, spare, stopping) and its marks (a failure and its rank,\n"
     "a node benched, a spare taken, a stop, a notice, a hang). Rows where nothing happened\n"
-    "fold into one beyond 24 launchers.\n"
+    "fold into one beyond 24 launchers. The job's node 0's --job-events-file alone draws\n"
+    "every node: the others as node 0 saw them (joining, failing, lost, benched, back).\n"
     "\n"
     "  -o, --output FILE   where the page goes (default: job-report.html)\n"
     "  -h, --help          this text\n";
@@ -80,9 +82,12 @@ int run_report(int argc, char** args) {
               << "\n";
     return 2;
   }
-  std::cerr << "aml-launch report: wrote " << output << ": " << story.rows.size()
-            << " launcher(s), " << story.rounds << " round(s), " << story.failures
-            << " failure(s), " << story.restarts.size() << " restart(s)\n";
+  const auto seen = std::count_if(story.rows.begin(), story.rows.end(),
+                                  [](const StoryRow& row) { return !row.seen_by.empty(); });
+  std::cerr << "aml-launch report: wrote " << output << ": " << story.rows.size() << " launcher(s)"
+            << (seen > 0 ? " (" + std::to_string(seen) + " as node 0 saw them)" : std::string())
+            << ", " << story.rounds << " round(s), " << story.failures << " failure(s), "
+            << story.restarts.size() << " restart(s)\n";
   return 0;
 }
 

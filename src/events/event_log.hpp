@@ -1,21 +1,22 @@
 // The job's events (DESIGN §6b; docs/guides/observability.md has the schema): a stream that its
-// observers follow (event_observer.hpp), and where asked for, a file of JSON lines.
-// One schema on every node; each event written as it happens, in one write(2) on a file opened
-// for appending (the lines of one moment, a burst, together), so that a crash loses at most
-// what is being written; the file is rotated at a bound (FILE.1 keeps the part before). A write
-// that fails is said once, and the events stop: the job goes on.
+// observers follow (event_observer.hpp), and where asked for, a file of JSON lines
+// (events/event_file.hpp: appended, rotated, a failed write said once). One schema on every
+// node; each event written as it happens, the lines of one moment (a burst) in one write(2), so
+// that a crash loses at most what is being written. The job's node 0 may write the same lines
+// to a second file, the job's (--job-events-file): what it sees of every node.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "aml/error.hpp"
+#include "events/event_file.hpp"
 #include "events/event_observer.hpp"
-#include "util/unique_fd.hpp"
 
 namespace aml {
 
@@ -39,7 +40,14 @@ class EventLog {
   // Follows every event from now on; it must outlive this log (or be removed first).
   void add_observer(EventObserver* observer) { observers_.push_back(observer); }
   void remove_observer(EventObserver* observer);
-  bool has_file() const { return fd_.get() >= 0; }
+  bool has_file() const { return own_ != nullptr; }
+
+  // --job-events-file: the lines go there too while this launcher is the job's node 0
+  // (write_job_file(true)); the file is opened the first time, here at once with `now` (an
+  // error then is the caller's to say; later, it is said and the file left out).
+  std::optional<Error> keep_job_file(std::string path, bool now);
+  void write_job_file(bool on);
+  bool writes_job_file() const { return job_on_; }
 
   // The round the next events belong to (the restart count), and an elastic node's rank in it.
   void set_round(int round) { round_ = round; }
@@ -67,17 +75,18 @@ class EventLog {
   };
 
  private:
-  EventLog(std::string path, UniqueFd fd, std::uint64_t size, EventSource source,
-           std::uint64_t rotate_bytes);
-  bool rotate();
-  void flush();  // what a burst held, written; said once where it cannot be
+  EventLog(std::unique_ptr<EventFile> own, EventSource source, std::uint64_t rotate_bytes);
+  bool writing() const;
+  void flush();  // what a burst held, written to each file
 
   // "2026-11-29T04:06:20.": the time's part up to its milliseconds, made again each second.
   const std::string& time_prefix(long long seconds);
 
-  std::string path_;
-  UniqueFd fd_;
-  std::uint64_t size_;
+  std::unique_ptr<EventFile> own_;  // --events-file; null: none
+  std::unique_ptr<EventFile> job_;  // --job-events-file, once opened
+  std::string job_path_;            // "": none asked for
+  bool job_on_ = false;
+  bool job_open_failed_ = false;
   EventSource source_;
   std::uint64_t rotate_bytes_;
   std::string host_json_;  // the source's strings, quoted once
@@ -87,7 +96,6 @@ class EventLog {
   int round_ = 0;
   int bursts_ = 0;  // open bursts: lines wait in pending_
   std::string pending_;
-  bool failed_ = false;
   std::vector<EventObserver*> observers_;
 };
 

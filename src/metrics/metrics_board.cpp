@@ -69,6 +69,8 @@ void MetricsBoard::on_event(const Event& event) {
     failures_ += 1;
   } else if (kind == "node_lost") {
     nodes_lost_ += 1;
+  } else if (kind == "node_returned") {
+    nodes_returned_ += 1;
   } else if (kind == "stop") {
     stops_ += 1;
   } else if (kind == "notice") {
@@ -142,6 +144,10 @@ std::string MetricsBoard::render() {
   out.single("aml_launch_nodes_lost_total", "counter",
              "Nodes whose launcher was lost (dead or silent) while this node's workers ran.",
              nodes_lost_);
+  out.single("aml_launch_nodes_returned_total", "counter",
+             "On node 0: machines seated again after they held a seat before (a launcher "
+             "started again there, a spare or benched node seated again).",
+             nodes_returned_);
   out.single("aml_launch_stops_total", "counter", "Stop signals from outside (TERM, INT, HUP).",
              stops_);
   out.single("aml_launch_notices_total", "counter",

@@ -51,6 +51,7 @@ class MetricsBoard : public EventObserver {
   std::map<std::string, double> exits_;  // by status: "0", "1", "SIGKILL"
   double failures_ = 0;
   double nodes_lost_ = 0;
+  double nodes_returned_ = 0;
   double stops_ = 0;
   double notices_ = 0;
   double hang_inquiries_ = 0;

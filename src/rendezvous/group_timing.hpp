@@ -34,6 +34,10 @@ inline constexpr milliseconds kSlowestBeat{6000};
 // While node 0 waits for the others to finish, it looks this often whether they have.
 inline constexpr milliseconds kFinishTick{200};
 inline constexpr milliseconds kShortestReplyTimeout{1500};
+// Under etcd, a round's members waiting for node 0's verdict look this often (after their first
+// wait of --node-timeout) whether its lease ended: a lease that ends just after a look is heard
+// this late, not a whole --node-timeout later.
+inline constexpr milliseconds kGoneRecheck{1000};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a third of --node-timeout, within these).

@@ -85,14 +85,18 @@ std::optional<JobFailure> NodeGroup::gone_member() {
   return stored_failure_or(lost_node(rank, lease_ended));
 }
 
-// Node 0 says its verdict as soon as it has its seat; its lease's end without one (seen at
-// each --node-timeout of the wait, from its "gone" key) ends the round as its loss.
+// Node 0 says its verdict as soon as it has its seat; its lease's end without one (seen after
+// --node-timeout of the wait, then every kGoneRecheck, from its "gone" key) ends the round as
+// its loss.
 Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& from) {
   const auto deadline = Clock::now() + options_.rdzv_timeout + options_.node_timeout;
   std::optional<long> node0;  // its launcher number, from the round's seats' record
   std::string host;
+  bool looked = false;  // once: its lease cannot end before --node-timeout of silence
   for (;;) {
-    const auto step = std::min<Clock::duration>(options_.node_timeout, deadline - Clock::now());
+    const milliseconds wait =
+        looked ? std::min(kGoneRecheck, options_.node_timeout) : options_.node_timeout;
+    const auto step = std::min<Clock::duration>(wait, deadline - Clock::now());
     const auto asked = Clock::now();
     auto verdict = from.get(key("verdict"), std::chrono::duration_cast<milliseconds>(step));
     if (!verdict && etcd_in_grace(asked)) continue;
@@ -110,6 +114,7 @@ Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& fr
       if (!node0) continue;
     }
     auto gone = gone_among({*node0});
+    looked = true;
     if (!gone || gone->empty()) continue;
     const std::string why = "its etcd lease ended before it said round " + std::to_string(round_) +
                             "'s verdict: it died, or was silent or " +

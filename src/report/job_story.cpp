@@ -7,16 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "report/event_fields.hpp"
+#include "report/seen_nodes.hpp"
+
 namespace aml {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string text_of(const Json& details, const char* key) {
-  auto value = details.find(key);
-  if (value == details.end() || value->is_null()) return "";
-  return value->is_string() ? value->get<std::string>() : value->dump();
-}
 
 // The schema's keys with their types (a line of another file, or a hand-edited one, is left
 // out rather than read wrong).
@@ -59,16 +56,19 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
         e.contains("details") && e["details"].is_object() ? e["details"] : Json::object();
     const int rank = e.contains("rank") && e["rank"].is_number() ? e["rank"].get<int>() : -1;
     row.host = e.value("host", row.host);
+    row.run_id = e.value("run_id", row.run_id);
+    if (kind == "launch" && details.contains("pid") && details["pid"].is_number_integer())
+      row.pid = details["pid"].get<long>();
     if (e.contains("node_rank") && e["node_rank"].is_number())
       row.node_rank = e["node_rank"].get<int>();
     clock.on_event({kind, details, rank, e.value("round", 0), row.node_rank, as_time(at)});
     if (kind == "failure") {
       row.marks.push_back(
-          {at, "failure", "rank " + std::to_string(rank) + ": " + text_of(details, "status")});
+          {at, "failure", "rank " + std::to_string(rank) + ": " + event_text(details, "status")});
     } else if (kind == "node_benched") {
       row.marks.push_back(
           {at, "benched",
-           "benched " + text_of(details, "host") + ": " + text_of(details, "reason")});
+           "benched " + event_text(details, "host") + ": " + event_text(details, "reason")});
     } else if (kind == "spare_waiting") {
       spare = true;
       row.marks.push_back({at, "spare", "waits as a spare"});
@@ -78,15 +78,16 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
           {at, "spare_taken", "spare taken: node " + std::to_string(row.node_rank)});
     } else if (kind == "stop") {
       row.marks.push_back(
-          {at, "stop", "stop: " + text_of(details, "signal_name") + text_of(details, "sender")});
+          {at, "stop",
+           "stop: " + event_text(details, "signal_name") + event_text(details, "sender")});
     } else if (kind == "notice") {
-      row.marks.push_back({at, "notice", "notice: " + text_of(details, "kind")});
+      row.marks.push_back({at, "notice", "notice: " + event_text(details, "kind")});
     } else if (kind == "hang") {
       row.marks.push_back({at, "hang", "hang verdict"});
     } else if (kind == "node_lost") {
-      row.marks.push_back(
-          {at, "lost",
-           "node " + text_of(details, "node_rank") + " (" + text_of(details, "host") + ") lost"});
+      row.marks.push_back({at, "lost",
+                           "node " + event_text(details, "node_rank") + " (" +
+                               event_text(details, "host") + ") lost"});
     } else if (kind == "launcher_killed") {
       row.marks.push_back({at, "killed", "launcher killed"});
     } else if (kind == "end") {
@@ -118,6 +119,7 @@ long long utc_millis(const std::string& text) {
 
 JobStory read_job_story(const std::vector<EventFile>& files) {
   JobStory story;
+  SeenNodes seen;
   story.from_ms = -1;
   for (const EventFile& file : files) {
     // A file may hold several launchers' lines (one started again appends): one row each
@@ -157,12 +159,15 @@ JobStory read_job_story(const std::vector<EventFile>& files) {
         if (kind == "round_started") story.rounds = std::max(story.rounds, e.value("round", 0) + 1);
       }
       story.rows.push_back(read_row(file.name, events));
+      for (const Json& e : events) seen.note(e, story.rows.size() - 1);
     }
   }
+  seen.add_rows(story.rows);
   for (const StoryRow& row : story.rows) {
     for (const StoryMark& mark : row.marks) {
       story.failures += mark.kind == "failure";
-      story.benched += mark.kind == "benched";
+      // Counted on the row of the node that benched it (a seen node's row shows it too).
+      story.benched += mark.kind == "benched" && row.seen_by.empty();
       story.spares_taken += mark.kind == "spare_taken";
     }
   }

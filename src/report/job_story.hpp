@@ -12,8 +12,9 @@ namespace aml {
 
 struct StoryMark {
   long long at_ms = 0;  // UTC, milliseconds since the epoch
-  std::string kind;     // failure, benched, spare, spare_taken, stop, notice, hang, killed
-  std::string label;    // "rank 3: exit code 3"
+  // failure, benched, spare, spare_taken, stop, notice, hang, killed, lost, returned
+  std::string kind;
+  std::string label;  // "rank 3: exit code 3"
 };
 
 struct StoryBar {
@@ -24,7 +25,12 @@ struct StoryBar {
 
 struct StoryRow {
   std::string source;  // the file it came from
+  std::string run_id;
   std::string host;
+  long pid = 0;  // its launcher's (the launch line's), 0: not known
+  // "": the launcher's own lines; else the host of the job's node 0, whose --job-events-file
+  // drew this node (report/seen_nodes.hpp).
+  std::string seen_by;
   int node_rank = -1;  // its last
   std::vector<StoryBar> bars;
   std::vector<StoryMark> marks;

@@ -77,7 +77,10 @@ struct DrawnRow {
 
 std::string row_label(const StoryRow& row) {
   return "node " + (row.node_rank >= 0 ? std::to_string(row.node_rank) : "?") + " (" + row.host +
-         ")" + (row.ended ? "" : " no end written");
+         ")" +
+         (!row.seen_by.empty() ? " as node 0 saw it"
+          : row.ended          ? ""
+                               : " no end written");
 }
 
 std::vector<DrawnRow> rows_to_draw(const JobStory& story) {
@@ -108,6 +111,7 @@ const char* mark_shape(const std::string& kind) {
   if (kind == "notice") return "path d=\"M0 -7 L7 0 L0 7 L-7 0 Z\" fill=\"#9467bd\"";
   if (kind == "hang") return "circle r=\"7\" fill=\"#bcbd22\" stroke=\"#333\"";
   if (kind == "lost") return "circle r=\"6\" fill=\"#fff\" stroke=\"#d62728\" stroke-width=\"3\"";
+  if (kind == "returned") return "path d=\"M-6 -7 L7 0 L-6 7 Z\" fill=\"#2ca02c\"";
   return "path d=\"M-6 -6 L6 6 M6 -6 L-6 6\" stroke=\"#000\" stroke-width=\"3\"";  // killed
 }
 
@@ -161,7 +165,7 @@ std::string report_html(const JobStory& story) {
   }
   html +=
       "<span>&#9679; failure &#9632; benched &#9651; spare taken &#9675; spare &#9670; "
-      "notice &#9646; stop &#9711; node lost</span></p>\n";
+      "notice &#9646; stop &#9711; node lost &#9655; node back</span></p>\n";
 
   const std::vector<DrawnRow> rows = rows_to_draw(story);
   const int height = kTop + static_cast<int>(rows.size()) * kRowHeight + 30;

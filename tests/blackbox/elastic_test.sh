@@ -197,12 +197,16 @@ check "2:2: the job finishes 0 on node 0 and the spare that took over ($s0 $s2)"
 check "2:2: the spare never needed ends with the job's status, saying so ($s3)" \
   bash -c "[ '$s3' = 0 ] && grep -q 'the job ended (exit 0) while this node waited for a round' '$WORK/$J.out.3'" ||
   show $J
-check "2:2: node 0's events say node 1 was lost, then round 1 formed" \
+check "2:2: node 0's events say node 1 joined, was lost, round 1 formed and the spare joined it" \
   $py -c 'import json, sys
-kinds = [(e["kind"], e["details"]) for e in map(json.loads, open(sys.argv[1]))]
+events = list(map(json.loads, open(sys.argv[1])))
+kinds = [(e["kind"], e["details"]) for e in events]
 lost = [i for i, (k, d) in enumerate(kinds) if k == "node_lost" and d["node_rank"] == 1]
 formed = [i for i, (k, d) in enumerate(kinds) if k == "rendezvous_formed"]
-assert lost and formed[-1] > lost[0], kinds' "$WORK/$J.events.0.jsonl"
+joined = [(e["round"], e["details"]["node_rank"], e["details"]["addr"]) for e in events if e["kind"] == "node_joined"]
+assert lost and formed[-1] > lost[0], kinds
+assert [j[:2] for j in joined] == [(0, 1), (1, 1)] and joined[0][2] != joined[1][2], joined' \
+  "$WORK/$J.events.0.jsonl"
 check "2:2: the spare's summary says its time went in a spare's wait, none running" \
   $py -c 'import json, sys; t = json.load(open(sys.argv[1]))["time"]
 assert t["spare_seconds"] >= 0.9 * t["wall_seconds"] > 0 and t["running_seconds"] == 0 and t["trained_share"] == 0, t' \

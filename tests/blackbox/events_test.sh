@@ -9,7 +9,7 @@ BIN=$(realpath "$1")
 HERE=$(dirname "$(realpath "$0")")
 . "$HERE/assert.sh"
 WORK=$(mktemp -d)
-trap 'kill_marked_processes "aml-events-$$"; rm -rf "$WORK"' EXIT
+trap 'kill_marked_processes "aml-events-$$"; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 export AML_TEST_MARK="aml-events-$$" TMPDIR=$WORK
 # story FILE: FILE.story, a line an event (events_check.py); fails, saying why, on a bad line.
 story() { /usr/bin/python3 "$HERE/events_check.py" "$1" >"$1.story" 2>&1 || { cat "$1.story"; return 1; }; }
@@ -82,6 +82,12 @@ check "a file under a file: exit 2 naming --events-file, no worker ran" \
   >/dev/null 2>"$WORK/elastic.err"
 check "an elastic job: {node_rank} in --events-file is refused, said" \
   grep -q -- '--events-file=.*{node_rank}.*elastic job' "$WORK/elastic.err"
+"$BIN" --nproc-per-node 1 --job-events-file "$WORK/a-file/job.jsonl" -- touch "$WORK/ran" \
+  >/dev/null 2>"$WORK/bad-job.err"
+status=$?
+check "--job-events-file under a file, on node 0: exit 2 naming it, no worker ran" \
+  test "$status:$(grep -c -- '--job-events-file' "$WORK/bad-job.err"):$([ -e "$WORK/ran" ] && echo ran)" = "2:1:"
+expect_status "--job-events-file with no file: exit 2" 2 "$BIN" --job-events-file= -- true
 
 # 5. A hang: the inquiry as it begins, its verdict, the end (124).
 "$BIN" --nproc-per-node 1 --hang-timeout 1 --hang-startup-timeout 1 --events-file "$WORK/hang.jsonl" \
@@ -91,16 +97,28 @@ check "a hang: the inquiry, then the verdict, then the end with 124" \
   in_order "$WORK/hang.jsonl.story" '^hang_inquiry node=0 round=0 rank=-$' '^hang node=0' \
   '^end node=0 round=0 rank=- exit_code=124$'
 
-# 6. Two nodes on this machine: each file says the rendezvous formed, with its own node rank.
+# 6. Two nodes on this machine: each file says the rendezvous formed, with its own node rank;
+#    node 0 alone writes the job's file (both are given it): its own lines, node 1 joining, and
+#    node 1's rank failing in round 0; both restart once.
 reserve_port port || exit 1
 for n in 0 1; do
   "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" \
-    --events-file "$WORK/node{node_rank}.jsonl" -- true >/dev/null 2>&1 &
+    --max-restarts 1 --events-file "$WORK/node{node_rank}.jsonl" \
+    --job-events-file "$WORK/job.jsonl" --summary-file "$WORK/node$n.summary.json" -- \
+    sh -c '[ "$RANK$TORCHELASTIC_RESTART_COUNT" = 10 ] && exit 3; exit 0' >/dev/null 2>&1 &
 done
 wait
+story "$WORK/job.jsonl" >/dev/null
+check "the job's file: node 0's lines alone (node 1 wrote none), node 1 joined once" \
+  test "$(grep -vc '^[a-z_]* node=0 ' "$WORK/job.jsonl.story"):$(grep -c '^node_joined node=0 round=0 rank=- of=1$' "$WORK/job.jsonl.story"):$(grep -c '^node_joined' "$WORK/job.jsonl.story")" = "0:1:1"
+check "the job's file: node 1's failure, the restart, the end" \
+  in_order "$WORK/job.jsonl.story" '^launch node=0' '^failure_elsewhere node=0 round=0' \
+  '^restart node=0' '^end node=0 round=1 rank=- exit_code=0$'
+check "node 0's own file has node 1's joining too (the same lines)" \
+  cmp -s "$WORK/job.jsonl" "$WORK/node0.jsonl"
 for n in 0 1; do
   story "$WORK/node$n.jsonl" >/dev/null
-  check "two nodes: node $n's file says the rendezvous began and formed (2 nodes), and its end" \
-    test "$(grep -c "^rendezvous_begun node=$n round=0" "$WORK/node$n.jsonl.story"):$(grep -c "^rendezvous_formed node=$n round=0 rank=- nodes=2$" "$WORK/node$n.jsonl.story"):$(grep -c "^end node=$n round=0 rank=- exit_code=0$" "$WORK/node$n.jsonl.story")" = "1:1:1"
+  check "two nodes: node $n's file says each rendezvous began (2), round 0 formed (2 nodes), its end" \
+    test "$(grep -c "^rendezvous_begun node=$n round=0" "$WORK/node$n.jsonl.story"):$(grep -c "^rendezvous_formed node=$n round=0 rank=- nodes=2$" "$WORK/node$n.jsonl.story"):$(grep -c "^end node=$n round=1 rank=- exit_code=0$" "$WORK/node$n.jsonl.story")" = "2:1:1"
 done
 finish

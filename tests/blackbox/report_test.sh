@@ -54,7 +54,7 @@ SH
 chmod +x "$WORK/worker.sh"
 for h in 0 1 2 3; do
   "$CLUSTER" exec "$NAME" "$h" env AML_TEST_MARK="$AML_TEST_MARK" TMPDIR="$WORK" \
-    AML_LAUNCH_EVENTS_FILE="$WORK/events.$h.jsonl" \
+    AML_LAUNCH_EVENTS_FILE="$WORK/events.$h.jsonl" AML_LAUNCH_JOB_EVENTS_FILE="$WORK/job.$h.jsonl" \
     "$BIN" --nnodes 3:3 --rdzv-endpoint "$MASTER:29400" --rdzv-id "report-$$" --nproc-per-node 1 \
     --max-restarts 1 --bench-after 1 --rdzv-last-call 1 -- "$WORK/worker.sh" \
     >"$WORK/out.$h" 2>&1 &
@@ -77,6 +77,29 @@ check "a page that cannot be written: exit 2, said" \
   eval '[ $status = 2 ] && grep -q "cannot write .*no/such/folder/r.html" "$WORK/nowrite.err"'
 check "the page needs no network: no src= or href= to anything, no script" \
   eval '! grep -qiE "(src|href)=|<script" "$WORK/report.html"'
+
+# The job's file (every launcher was given one; host 0 serves the store: node 0 of every round)
+# draws every node alone: node 0's own row, and the three others as node 0 saw them.
+check "the job's file: host 0's alone, with two nodes joining in round 0 and the spare in round 1" \
+  eval '[ "$(ls "$WORK"/job.*.jsonl)" = "$WORK/job.0.jsonl" ] &&
+    [ "$(grep -c "\"kind\":\"node_joined\",\"node_rank\":0,[^ ]*\"round\":0," "$WORK/job.0.jsonl")" = 2 ] &&
+    [ "$(grep -c "\"kind\":\"node_joined\",\"node_rank\":0,[^ ]*\"round\":1," "$WORK/job.0.jsonl")" = 1 ]' ||
+  grep -h '"node_joined"' "$WORK"/job.*.jsonl
+"$BIN" report -o "$WORK/job.html" "$WORK/job.0.jsonl" 2>"$WORK/job-report.err"
+check "report of the job's file alone: 4 launchers (3 as node 0 saw them), 2 rounds, the failure" \
+  grep -q "wrote $WORK/job.html: 4 launcher(s) (3 as node 0 saw them), 2 round(s), 1 failure(s)" "$WORK/job-report.err" ||
+  cat "$WORK/job-report.err"
+check "its page: three rows as node 0 saw them, the failure (rank 1, exit code 3) on one of them" \
+  $py -c '
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.split(r"<g class=\"row\"", page)[1:]
+assert len(rows) == 4, len(rows)
+seen = [r for r in rows if "as node 0 saw it" in r]
+assert len(seen) == 3, len(seen)
+assert sum(bool(re.search(r"class=\"mark failure\".*?rank 1: exit code 3", r, re.S)) for r in seen) == 1
+assert all("class=\"bar" in r for r in rows), "a row without bars"
+' "$WORK/job.html"
 
 # 3. Chromium, headless, offline: the DOM and the screenshot.
 chrome=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions

@@ -126,5 +126,48 @@ TEST_F(EventLogTest, AFileThatCannotBeMadeIsAnErrorNamingTheFlag) {
   EXPECT_NE(log.error().message().find("--events-file"), std::string::npos);
 }
 
+TEST_F(EventLogTest, TheJobsFileHasTheLinesWrittenWhileThisLauncherIsNodeZero) {
+  const std::string own = dir_ + "/events.jsonl";
+  const std::string job = dir_ + "/job/events.jsonl";
+  auto log = EventLog::open(own, {0, "h", "run"});
+  ASSERT_TRUE(log.ok());
+  ASSERT_FALSE((*log)->keep_job_file(job, false).has_value());
+  (*log)->write("launch");
+  EXPECT_FALSE(std::filesystem::exists(job)) << "opened only once this launcher is node 0";
+  (*log)->write_job_file(true);
+  (*log)->write("rendezvous_formed", {{"nodes", 2}});
+  (*log)->write_job_file(false);  // another launcher gives the next round's seats
+  (*log)->write("rendezvous_formed", {{"nodes", 3}});
+  const auto read = lines(job);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0]["details"]["nodes"], 2);
+  EXPECT_EQ(lines(own).size(), 3u);
+  // The job's file alone, with no --events-file of this launcher's.
+  auto alone = EventLog::without_file({0, "h", "run"});
+  ASSERT_FALSE(alone->keep_job_file(dir_ + "/alone.jsonl", true).has_value());
+  EXPECT_TRUE(alone->writes_job_file());
+  alone->write("end");
+  EXPECT_EQ(lines(dir_ + "/alone.jsonl").size(), 1u);
+}
+
+TEST_F(EventLogTest, AJobsFileThatCannotBeMadeIsAnErrorAtOnceOrSaidOnceLater) {
+  std::ofstream(dir_ + "/a-file") << "x";
+  auto log = EventLog::without_file({0, "h", "run"});
+  const auto error = log->keep_job_file(dir_ + "/a-file/job.jsonl", true);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->message().find("--job-events-file"), std::string::npos) << error->message();
+  auto later = EventLog::without_file({0, "h", "run"});
+  ASSERT_FALSE(later->keep_job_file(dir_ + "/a-file/job.jsonl", false).has_value());
+  testing::internal::CaptureStderr();
+  later->write_job_file(true);
+  later->write_job_file(true);
+  later->write("end");
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("--job-events-file"), std::string::npos) << said;
+  EXPECT_EQ(said.find("--job-events-file", said.find("--job-events-file") + 1), std::string::npos)
+      << "said once: " << said;
+  EXPECT_FALSE(later->writes_job_file());
+}
+
 }  // namespace
 }  // namespace aml

@@ -60,6 +60,10 @@ TEST(MetricsBoard, FollowsTheEventsOfARestartedRound) {
   EXPECT_NE(page.find("aml_launch_workers_running 0\n"), std::string::npos);
   EXPECT_NE(page.find("aml_launch_info{version=\"9.9\",host=\"h\",run_id=\"run-1\"} 1\n"),
             std::string::npos);
+  EXPECT_NE(page.find("aml_launch_nodes_returned_total 0\n"), std::string::npos);
+  event("node_joined", {{"node_rank", 1}}, -1, 1);
+  event("node_returned", {{"node_rank", 2}, {"rounds_away", 1}}, -1, 1);
+  EXPECT_NE(board.render().find("aml_launch_nodes_returned_total 1\n"), std::string::npos);
 }
 
 TEST(MetricsResponse, AnswersMetricsAndRefusesTheRest) {
