@@ -188,8 +188,8 @@ int run(int argc, char** argv) {
           record_benched(options, plan.run_id, node);
           events->write("node_benched", bench_json(node));
         },
-        [events](const std::string& why) {
-          events->write("spare_waiting", {{"why", why}});
+        [events](const char* kind, const std::string& why) {
+          events->write(kind, {{"why", why}});
         });
     if (!started) {
       std::cerr << "aml-launch: error: " << started.error().message() << "\n";

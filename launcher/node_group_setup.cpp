@@ -129,7 +129,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
     const RendezvousBackend& backend, std::function<void(const std::string&)> say,
     std::shared_ptr<HealthWatch> health, const std::string& machine,
     std::function<void(const BenchedNode&)> benched,
-    std::function<void(const std::string&)> waits_as_spare) {
+    std::function<void(const char*, const std::string&)> waits) {
   const Topology& t = plan.topology;
   const bool per_process = t.launch == Launch::per_process;
   if (auth.source() == JobAuth::Source::none && (!per_process || t.rank == 0)) {
@@ -157,7 +157,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
   group.health = std::move(health);
   group.bench_after = options.bench_after;
   group.benched = std::move(benched);
-  group.waits_as_spare = std::move(waits_as_spare);
+  group.waits = std::move(waits);
   group.serve_workers_store = plan.worker_store.by_launcher;
   group.relay_asked = plan.worker_store.relay;
   group.jax_coordinator = plan.jax.has_value();

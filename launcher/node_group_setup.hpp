@@ -37,7 +37,7 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
     const RendezvousBackend& backend, std::function<void(const std::string&)> say,
     std::shared_ptr<HealthWatch> health, const std::string& machine,
     std::function<void(const BenchedNode&)> benched,
-    std::function<void(const std::string&)> waits_as_spare);
+    std::function<void(const char*, const std::string&)> waits);
 // A node benched, as the launcher that decided it says it: a line on stderr, and a JSON line
 // appended to --bad-nodes-file (with the job's id) for the scheduler.
 void record_benched(const Options& options, const std::string& job_id, const BenchedNode& node);

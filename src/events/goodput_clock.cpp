@@ -75,7 +75,8 @@ void GoodputClock::on_event(const Event& event) {
       move_to(phase_, Mark::after_failure, event);
   } else if (kind == "stop" || kind == "launcher_killed") {
     if (mark_ != Mark::ended) move_to(Phase::stopping, Mark::phase, event);
-  } else if (kind == "spare_waiting") {
+  } else if (kind == "spare_waiting" || kind == "benched_waiting") {
+    // A benched node sits out as a spare of last resort: its wait is not its workers' stop.
     move_to(Phase::spare, Mark::phase, event);
   } else if (kind == "rendezvous_formed" && phase_ == Phase::spare) {
     move_to(Phase::rendezvous, Mark::phase, event);

@@ -47,8 +47,9 @@ struct GroupOptions {
   bool admit_at_once = false;  // a newcomer ends a round that has fewer than the most nodes
   // Elastic: what a launcher waiting for a round says on its stderr (a hot spare's wait).
   std::function<void(const std::string&)> say;
-  // Elastic: this launcher begins to wait as a hot spare (why), once a wait.
-  std::function<void(const std::string&)> waits_as_spare;
+  // Elastic: this launcher begins to wait for a seat, once a wait: as a hot spare
+  // ("spare_waiting"), or benched, sitting out ("benched_waiting"); and why.
+  std::function<void(const char* kind, const std::string& why)> waits;
   // Each round's node 0 serves its workers' store in torch's protocol (DESIGN §3), open to
   // the job's hosts alone; false: rank 0's worker hosts torch's own (--worker-store torch).
   bool serve_workers_store = true;

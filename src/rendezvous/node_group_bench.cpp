@@ -54,10 +54,12 @@ std::vector<BenchedNode> NodeGroup::round_bench(int round) {
 }
 
 void NodeGroup::waits_benched(const std::string& why) {
-  if (said_benched_ || !options_.say) return;
+  if (said_benched_) return;
   said_benched_ = true;
-  options_.say("aml-launch: " + options_.self.host + ": this node is benched (" + why +
-               "): it holds no rank in this job and waits, never seated, until the job ends\n");
+  if (options_.waits) options_.waits("benched_waiting", why);
+  if (options_.say)
+    options_.say("aml-launch: " + options_.self.host + ": this node is benched (" + why +
+                 "): it holds no rank in this job and waits, never seated, until the job ends\n");
 }
 
 void NodeGroup::leave_round_unhealthy(int round) {

@@ -24,7 +24,7 @@ void NodeGroup::waits_as_spare(const std::string& why) {
     options_.say("aml-launch: " + options_.self.host + ": " + why +
                  ": this node waits for the next round as a hot spare\n");
   }
-  if (!said_spare_ && options_.waits_as_spare) options_.waits_as_spare(why);
+  if (!said_spare_ && options_.waits) options_.waits("spare_waiting", why);
   said_spare_ = true;
 }
 

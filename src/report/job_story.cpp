@@ -72,6 +72,9 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
     } else if (kind == "spare_waiting") {
       spare = true;
       row.marks.push_back({at, "spare", "waits as a spare"});
+    } else if (kind == "benched_waiting") {
+      spare = true;
+      row.marks.push_back({at, "sitting_out", "benched, sits out: " + event_text(details, "why")});
     } else if (kind == "rendezvous_formed" && spare) {
       spare = false;
       row.marks.push_back(

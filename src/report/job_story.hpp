@@ -12,7 +12,8 @@ namespace aml {
 
 struct StoryMark {
   long long at_ms = 0;  // UTC, milliseconds since the epoch
-  // failure, benched, spare, spare_taken, stop, notice, hang, killed, lost, returned
+  // failure, benched, spare, spare_taken, stop, notice, hang, killed, lost, returned,
+  // sitting_out
   std::string kind;
   std::string label;  // "rank 3: exit code 3"
 };

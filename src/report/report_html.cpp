@@ -111,6 +111,9 @@ const char* mark_shape(const std::string& kind) {
   if (kind == "notice") return "path d=\"M0 -7 L7 0 L0 7 L-7 0 Z\" fill=\"#9467bd\"";
   if (kind == "hang") return "circle r=\"7\" fill=\"#bcbd22\" stroke=\"#333\"";
   if (kind == "lost") return "circle r=\"6\" fill=\"#fff\" stroke=\"#d62728\" stroke-width=\"3\"";
+  if (kind == "sitting_out")
+    return "rect x=\"-6\" y=\"-6\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"#111\" "
+           "stroke-width=\"2\"";
   if (kind == "returned") return "path d=\"M-6 -7 L7 0 L-6 7 Z\" fill=\"#2ca02c\"";
   return "path d=\"M-6 -6 L6 6 M6 -6 L-6 6\" stroke=\"#000\" stroke-width=\"3\"";  // killed
 }
@@ -165,7 +168,8 @@ std::string report_html(const JobStory& story) {
   }
   html +=
       "<span>&#9679; failure &#9632; benched &#9651; spare taken &#9675; spare &#9670; "
-      "notice &#9646; stop &#9711; node lost &#9655; node back</span></p>\n";
+      "notice &#9646; stop &#9711; node lost &#9655; node back &#9633; sits out "
+      "benched</span></p>\n";
 
   const std::vector<DrawnRow> rows = rows_to_draw(story);
   const int height = kTop + static_cast<int>(rows.size()) * kRowHeight + 30;

@@ -125,7 +125,7 @@ assert b["figure"].startswith("command: exit 1") and b["job"] and b["time"], b' 
 got=$(end_job $J)
 check "health-command: the job exits 0 on every host, the benched one with it ($got)" [ "$got" = "0 0 0" ] ||
   show $J
-check "health-command: the events (three launchers, one file): the bench once, on the deciding node; the benched host waited to the end; two nodes formed round 0" \
+check "health-command: the events (three launchers, one file): the bench once, on the deciding node; the benched host sat out (benched_waiting) to the end; two nodes formed round 0" \
   /usr/bin/python3 -c '
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1])]
@@ -134,6 +134,8 @@ benched = kinds("node_benched")
 assert len(benched) == 1 and benched[0]["details"]["addr"] == "10.77.0.2", benched
 waited = kinds("ended_while_waiting")
 assert len(waited) == 1 and waited[0]["details"]["exit_code"] == 0, waited
+sits = kinds("benched_waiting")
+assert len(sits) == 1 and "health check" in sits[0]["details"]["why"] and sits[0]["time"] <= waited[0]["time"], sits
 formed = [e["node_rank"] for e in kinds("rendezvous_formed") if e["round"] == 0]
 assert sorted(formed) == [0, 1] and len(kinds("end")) == 3, (formed, kinds("end"))' "$WORK/$J.events" ||
   show $J

@@ -98,6 +98,22 @@ TEST_F(GoodputClockTest, AStopFromOutsideIsStoppingAndASpareWaitIsItsOwn) {
   EXPECT_DOUBLE_EQ(spent(Phase::stopping, 8000ms), 0.5);
 }
 
+TEST_F(GoodputClockTest, ABenchedNodesWaitAfterItsFailureIsASparesNotAStop) {
+  at(0ms, "launch");
+  at(1000ms, "round_started");
+  at(3000ms, "failure");
+  at(3500ms, "round_ended");
+  at(3500ms, "restart");
+  at(4000ms, "benched_waiting", 1);  // its rank failed first: it sits out
+  EXPECT_EQ(clock.state(), "spare");
+  at(9000ms, "ended_while_waiting", 1);
+  at(9000ms, "end", 1);
+  // Its failure to the moment it knew: its workers' stop (no round of its own came after it).
+  EXPECT_DOUBLE_EQ(spent(Phase::stopping, 9000ms), 1.0);
+  EXPECT_DOUBLE_EQ(spent(Phase::recovery, 9000ms), 0.0);
+  EXPECT_DOUBLE_EQ(spent(Phase::spare, 9000ms), 5.0);
+}
+
 TEST_F(GoodputClockTest, ThePhaseUnderWayCountsToNow) {
   at(0ms, "launch");
   at(1000ms, "round_started");
