@@ -9,7 +9,7 @@ namespace aml {
 
 Result<std::unique_ptr<EventLog>> EventLog::open(std::string path, EventSource source,
                                                  std::uint64_t rotate_bytes) {
-  auto file = EventFile::open(std::move(path), "--events-file", rotate_bytes);
+  auto file = EventSink::open(std::move(path), "--events-file", rotate_bytes);
   if (!file) return file.error();
   return std::unique_ptr<EventLog>(new EventLog(std::move(*file), std::move(source), rotate_bytes));
 }
@@ -20,7 +20,7 @@ std::unique_ptr<EventLog> EventLog::without_file(EventSource source) {
 
 void EventLog::remove_observer(EventObserver* observer) { std::erase(observers_, observer); }
 
-EventLog::EventLog(std::unique_ptr<EventFile> own, EventSource source, std::uint64_t rotate_bytes)
+EventLog::EventLog(std::unique_ptr<EventSink> own, EventSource source, std::uint64_t rotate_bytes)
     : own_(std::move(own)),
       source_(std::move(source)),
       rotate_bytes_(rotate_bytes),
@@ -30,7 +30,7 @@ EventLog::EventLog(std::unique_ptr<EventFile> own, EventSource source, std::uint
 std::optional<Error> EventLog::keep_job_file(std::string path, bool now) {
   job_path_ = std::move(path);
   if (!now) return std::nullopt;
-  auto file = EventFile::open(job_path_, "--job-events-file", rotate_bytes_);
+  auto file = EventSink::open(job_path_, "--job-events-file", rotate_bytes_);
   if (!file) return file.error();
   job_ = std::move(*file);
   job_on_ = true;
@@ -40,7 +40,7 @@ std::optional<Error> EventLog::keep_job_file(std::string path, bool now) {
 void EventLog::write_job_file(bool on) {
   if (job_path_.empty()) return;
   if (on && !job_ && !job_open_failed_) {
-    auto file = EventFile::open(job_path_, "--job-events-file", rotate_bytes_);
+    auto file = EventSink::open(job_path_, "--job-events-file", rotate_bytes_);
     if (!file) {
       job_open_failed_ = true;  // said once; the job goes on
       std::cerr << "aml-launch: " << file.error().message()

@@ -1,6 +1,6 @@
 // The job's events (DESIGN §6b; docs/guides/observability.md has the schema): a stream that its
 // observers follow (event_observer.hpp), and where asked for, a file of JSON lines
-// (events/event_file.hpp: appended, rotated, a failed write said once). One schema on every
+// (events/event_sink.hpp: appended, rotated, a failed write said once). One schema on every
 // node; each event written as it happens, the lines of one moment (a burst) in one write(2), so
 // that a crash loses at most what is being written. The job's node 0 may write the same lines
 // to a second file, the job's (--job-events-file): what it sees of every node.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "aml/error.hpp"
-#include "events/event_file.hpp"
+#include "events/event_sink.hpp"
 #include "events/event_observer.hpp"
 
 namespace aml {
@@ -75,15 +75,15 @@ class EventLog {
   };
 
  private:
-  EventLog(std::unique_ptr<EventFile> own, EventSource source, std::uint64_t rotate_bytes);
+  EventLog(std::unique_ptr<EventSink> own, EventSource source, std::uint64_t rotate_bytes);
   bool writing() const;
   void flush();  // what a burst held, written to each file
 
   // "2026-11-29T04:06:20.": the time's part up to its milliseconds, made again each second.
   const std::string& time_prefix(long long seconds);
 
-  std::unique_ptr<EventFile> own_;  // --events-file; null: none
-  std::unique_ptr<EventFile> job_;  // --job-events-file, once opened
+  std::unique_ptr<EventSink> own_;  // --events-file; null: none
+  std::unique_ptr<EventSink> job_;  // --job-events-file, once opened
   std::string job_path_;            // "": none asked for
   bool job_on_ = false;
   bool job_open_failed_ = false;

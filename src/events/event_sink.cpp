@@ -1,4 +1,4 @@
-#include "events/event_file.hpp"
+#include "events/event_sink.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,7 +27,7 @@ std::string folder_of(const std::string& path) {
 
 }  // namespace
 
-Result<std::unique_ptr<EventFile>> EventFile::open(std::string path, std::string flag,
+Result<std::unique_ptr<EventSink>> EventSink::open(std::string path, std::string flag,
                                                    std::uint64_t rotate_bytes) {
   const std::string folder = folder_of(path);
   if (!folder.empty() && !make_directories(folder)) {
@@ -40,12 +40,12 @@ Result<std::unique_ptr<EventFile>> EventFile::open(std::string path, std::string
     return invalid(flag, path,
                    "a file this launcher can write (" + std::string(std::strerror(errno)) + ")");
   }
-  return std::unique_ptr<EventFile>(new EventFile(std::move(path), std::move(flag), std::move(fd),
+  return std::unique_ptr<EventSink>(new EventSink(std::move(path), std::move(flag), std::move(fd),
                                                   static_cast<std::uint64_t>(st.st_size),
                                                   rotate_bytes));
 }
 
-EventFile::EventFile(std::string path, std::string flag, UniqueFd fd, std::uint64_t size,
+EventSink::EventSink(std::string path, std::string flag, UniqueFd fd, std::uint64_t size,
                      std::uint64_t rotate_bytes)
     : path_(std::move(path)),
       flag_(std::move(flag)),
@@ -53,7 +53,7 @@ EventFile::EventFile(std::string path, std::string flag, UniqueFd fd, std::uint6
       size_(size),
       rotate_bytes_(rotate_bytes) {}
 
-bool EventFile::rotate() {
+bool EventSink::rotate() {
   // FILE.1 keeps the part before; a reader following FILE by name sees it start again.
   if (rename(path_.c_str(), (path_ + ".1").c_str()) != 0) return false;
   UniqueFd fresh = open_for_append(path_, O_TRUNC);
@@ -63,7 +63,7 @@ bool EventFile::rotate() {
   return true;
 }
 
-void EventFile::append(std::string_view lines) {
+void EventSink::append(std::string_view lines) {
   if (failed_ || lines.empty()) return;
   if (!(size_ > 0 && size_ + lines.size() > rotate_bytes_ && !rotate()) &&
       write_all(fd_.get(), lines)) {

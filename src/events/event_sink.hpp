@@ -14,11 +14,11 @@
 
 namespace aml {
 
-class EventFile {
+class EventSink {
  public:
   // Opens (or creates) `path` for appending, its folder made where missing; an error names
   // `flag` (--events-file, --job-events-file).
-  static Result<std::unique_ptr<EventFile>> open(std::string path, std::string flag,
+  static Result<std::unique_ptr<EventSink>> open(std::string path, std::string flag,
                                                  std::uint64_t rotate_bytes);
 
   void append(std::string_view lines);
@@ -26,7 +26,7 @@ class EventFile {
   const std::string& path() const { return path_; }
 
  private:
-  EventFile(std::string path, std::string flag, UniqueFd fd, std::uint64_t size,
+  EventSink(std::string path, std::string flag, UniqueFd fd, std::uint64_t size,
             std::uint64_t rotate_bytes);
   bool rotate();
 
