@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "aml/error.hpp"
-#include "events/event_sink.hpp"
 #include "events/event_observer.hpp"
+#include "events/event_sink.hpp"
 
 namespace aml {
 
