@@ -384,21 +384,4 @@ std::span<const FlagSpec> all_flags() { return kFlags; }
 
 const FlagSpec& flag_spec(FlagId id) { return kFlags[static_cast<int>(id)]; }
 
-std::string_view main_name(const FlagSpec& spec) {
-  return spec.names.substr(0, spec.names.find(' '));
-}
-
-const FlagSpec* find_flag(std::string_view spelling) {
-  for (const FlagSpec& spec : kFlags) {
-    std::string_view names = spec.names;
-    while (!names.empty()) {
-      std::size_t space = names.find(' ');
-      if (names.substr(0, space) == spelling) return &spec;
-      if (space == std::string_view::npos) break;
-      names.remove_prefix(space + 1);
-    }
-  }
-  return nullptr;
-}
-
 }  // namespace aml

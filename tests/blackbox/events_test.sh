@@ -9,7 +9,7 @@ BIN=$(realpath "$1")
 HERE=$(dirname "$(realpath "$0")")
 . "$HERE/assert.sh"
 WORK=$(mktemp -d)
-trap 'kill_marked_processes "aml-events-$$"; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+trap 'kill_marked_processes "aml-events-$$"; rm -rf "$WORK"' EXIT
 export AML_TEST_MARK="aml-events-$$" TMPDIR=$WORK
 # story FILE: FILE.story, a line an event (events_check.py); fails, saying why, on a bad line.
 story() { /usr/bin/python3 "$HERE/events_check.py" "$1" >"$1.story" 2>&1 || { cat "$1.story"; return 1; }; }
