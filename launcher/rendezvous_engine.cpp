@@ -1,10 +1,14 @@
 #include "rendezvous_engine.hpp"
 
+#include <algorithm>
+#include <thread>
+
 #include "etcd/etcd_rendezvous.hpp"
 #include "net/local_host.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/store_rendezvous.hpp"
 #include "rendezvous/wait_progress.hpp"
+#include "store/launchers/handshake.hpp"
 
 namespace aml {
 namespace {
@@ -81,10 +85,25 @@ Result<RendezvousEngine> rendezvous_engine_for(GroupOptions& options) {
   engine.dial = [dial, port = options.master_port, token = options.token, auth = options.auth,
                  member = NodeGroup::member_name(options.self)](
                     milliseconds timeout) -> Result<std::unique_ptr<RendezvousClient>> {
-    auto client =
-        StoreClient::connect(dial, port, token, auth.launcher_credentials(token, member), timeout);
-    if (!client) return client.error();
-    return std::unique_ptr<RendezvousClient>(new StoreRendezvous(std::move(*client)));
+    // A HELLO that got no answer at all (node 0's store too busy to read it in time, or out of
+    // descriptors: thousands of nodes arriving at once) is said again within the same time,
+    // backing off; a store's refusal, or an answer that is not a store's, stands.
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + timeout;
+    milliseconds pause{100};
+    for (;;) {
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+      auto client =
+          StoreClient::connect(dial, port, token, auth.launcher_credentials(token, member),
+                               std::max(left, milliseconds(1)));
+      if (client) return std::unique_ptr<RendezvousClient>(new StoreRendezvous(std::move(*client)));
+      if (!store::hello_unanswered(client.error().expected)) return client.error();
+      // Its time is used up, not cut short: the caller tells an early failure (the store's
+      // own answer) from a slice that ran out.
+      std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - Clock::now()));
+      if (Clock::now() >= deadline) return client.error();
+      pause = std::min(pause * 2, milliseconds(2000));
+    }
   };
   return engine;
 }

@@ -54,6 +54,9 @@ inline constexpr int kLastPromptRank = 2;
 // launchers whose leases ended: a few, since each will put is an event for every watcher, and
 // enough that a will is not lost with them.
 inline constexpr int kWillWatchers = 16;
+// While a round is not forming, node 0 says who has come in one key of the round this often:
+// the other nodes' lines quote it, rather than each reading every node's entry.
+inline constexpr milliseconds kArrivalsEvery{5000};
 inline constexpr std::size_t kKeysPerCall = 1000;  // below the store's limit for one check or wait
 // Node 0 writes this into the abort key once every node's workers finished well: the same
 // watch that would have brought a failure tells every follower the job is done.

@@ -235,6 +235,12 @@ class NodeGroup : public PeerLink {
   // "node ranks 2, 3 of 4 have not come (come: node 0 at 10.0.0.1, node 1 at 10.0.0.2)", from
   // the round's entries as they are now.
   std::string arrivals_text();
+  // Node 0: arrivals_text(), also written to the round's "arrivals" key for the others' lines.
+  std::string publish_arrivals();
+  // Another node: node 0's last such text, or that it has not said yet (one small key).
+  std::string node0_arrivals(RendezvousClient& from);
+  // A wait's slice in lead_round: until the next line or node 0's next word on the arrivals.
+  std::chrono::milliseconds lead_slice(Clock::time_point deadline) const;
   static std::string waiter_text(const NodeInfo& self);  // "node 1 (host)", or the host
   static std::string rendezvous_text(const GroupOptions& options);
   // Node 0's store only (DESIGN §5): a survivor whose store went away waits up to
@@ -359,10 +365,11 @@ class NodeGroup : public PeerLink {
   // store: its one will, until its entry's replaces it).
   bool gone_will_set_ = false;
   Agreement agreement_;
-  long launcher_id_ = -1;    // elastic: the job's number for this launcher (node 0's is 0)
-  bool said_spare_ = false;  // elastic: this launcher said it waits as a hot spare
-  WaitProgress progress_;    // while it waits for a round: when it says so next
-  bool resumed_ = false;     // node 0 came back and took the survivors' state
+  long launcher_id_ = -1;            // elastic: the job's number for this launcher (node 0's is 0)
+  bool said_spare_ = false;          // elastic: this launcher said it waits as a hot spare
+  Clock::time_point arrivals_said_;  // node 0: when it last wrote the round's arrivals
+  WaitProgress progress_;            // while it waits for a round: when it says so next
+  bool resumed_ = false;             // node 0 came back and took the survivors' state
   int resume_round_ = -1;
   int resume_restarts_ = 0;
   int round_ = -1;

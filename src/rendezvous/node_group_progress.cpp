@@ -33,6 +33,10 @@ std::string dial_reason_text(const std::string& reason, const std::string& whose
            " has not started, or listens on another port)";
   if (lower.find("no route") != std::string::npos)
     return "no route to host (the host is down, or a network or firewall between the nodes)";
+  if (lower.starts_with("hello unanswered: "))
+    return whose + " did not answer this launcher's HELLO (" + reason.substr(18) +
+           "): too busy or out of descriptors (its own log says which), or something else "
+           "listens on the port";
   if (lower.find("timed out") != std::string::npos)
     return "timed out (no answer: the host is down, or a firewall drops the connection)";
   return reason;
@@ -108,6 +112,27 @@ std::string NodeGroup::arrivals_text() {
   return members_word() + (one ? " " : "s ") + listed(missing) + of +
          (one ? " has not come" : " have not come") +
          " (come: " + (come.empty() ? std::string("none yet") : listed(come)) + ")";
+}
+
+std::string NodeGroup::publish_arrivals() {
+  std::string text = arrivals_text();
+  (void)control_->set(key("arrivals"), text);
+  arrivals_said_ = Clock::now();
+  return text;
+}
+
+std::string NodeGroup::node0_arrivals(RendezvousClient& from) {
+  auto said = from.get(key("arrivals"), std::chrono::milliseconds(0));
+  if (said && *said) return "node 0 says " + **said;
+  return "node 0 has not said yet who has come";
+}
+
+std::chrono::milliseconds NodeGroup::lead_slice(Clock::time_point deadline) const {
+  const auto now = Clock::now();
+  const auto to_word = std::chrono::duration_cast<std::chrono::milliseconds>(
+      arrivals_said_ + group_timing::kArrivalsEvery - now);
+  return std::max(std::chrono::milliseconds(1),
+                  std::min(progress_.slice(group_timing::left_until(deadline), now), to_word));
 }
 
 }  // namespace aml

@@ -24,16 +24,22 @@ Result<Agreement> NodeGroup::lead_round() {
   // until the common deadline.
   std::vector<int> present;
   int node = 0;
+  arrivals_said_ = Clock::now();
   for (const auto& keys : key_batches("node")) {
-    // In slices that end when a line of the wait is due: which nodes came, which did not.
-    auto infos = control_->get_all(keys, progress_.slice(left_until(deadline), Clock::now()));
+    // In slices that end when a line of the wait is due, or node 0's word for the others' lines:
+    // which nodes came, which did not.
+    auto infos = control_->get_all(keys, lead_slice(deadline));
     while (infos && left_until(deadline).count() > 0 &&
            std::find(infos->begin(), infos->end(), std::nullopt) != infos->end()) {
-      say_progress(
-          "waiting for the nodes to join " + rendezvous_text(options_) + ": " + arrivals_text(),
-          deadline,
-          options_.elastic ? "--node-timeout " + seconds_text(options_.node_timeout) : "");
-      infos = control_->get_all(keys, progress_.slice(left_until(deadline), Clock::now()));
+      const auto now = Clock::now();
+      if (progress_.due(now) || now >= arrivals_said_ + kArrivalsEvery) {
+        say_progress(
+            "waiting for the nodes to join " + rendezvous_text(options_) + ": " +
+                publish_arrivals(),
+            deadline,
+            options_.elastic ? "--node-timeout " + seconds_text(options_.node_timeout) : "");
+      }
+      infos = control_->get_all(keys, lead_slice(deadline));
     }
     if (!infos) return infos.error();
     for (const auto& info : *infos) {
@@ -92,9 +98,11 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
   auto text = seen ? Result<std::optional<std::string>>(seen)
                    : from.get(key("verdict"), progress_.slice(left_until(deadline), Clock::now()));
   while (!seen && text && !*text && left_until(deadline).count() > 0) {
-    say_progress(
-        "joined " + rendezvous_text(options_) + ", waiting for the round: " + arrivals_text(),
-        deadline - options_.node_timeout);
+    if (progress_.due(Clock::now())) {
+      say_progress("joined " + rendezvous_text(options_) +
+                       ", waiting for the round: " + node0_arrivals(from),
+                   deadline - options_.node_timeout);
+    }
     text = from.get(key("verdict"), progress_.slice(left_until(deadline), Clock::now()));
   }
   if (!text) {

@@ -5,12 +5,16 @@
 # more once the round runs. Two network-namespace hosts (tests/cluster/netns_cluster.sh):
 # 1. node 1 first, node 0 absent: node 1 names node 0's store, "connection refused", the time
 #    left; then node 0 comes and the job runs, and node 1 says nothing more of its wait.
-# 2. node 0 first, node 1 absent: node 0 names node rank 1 missing and its own address; then
-#    node 1 comes and the job runs.
+# 2. A 3-node job, node 0 first: node 0 names node ranks 1 and 2 missing and its own address;
+#    node 1 comes, and its own line quotes node 0's word on who has come (one key node 0
+#    writes, not every node's entry read by every node); node 2 comes and the job runs.
 # 3. etcd's only endpoint an address nobody has: the line names the endpoint and what the dial
 #    got, and the launcher ends at --rdzv-timeout as before.
 # 4. An elastic job (--nnodes 2:3) whose node 0 is alone: it says how many of MIN:MAX came and
 #    from where; the second node comes and round 0 runs.
+# 5. Node 0's port closes node 1's connections unanswered for a while (a store out of
+#    descriptors or too busy does so): node 1 tries again, says node 0 did not answer its
+#    HELLO, and joins once node 0's store answers.
 # usage: rendezvous_progress_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -20,7 +24,7 @@ export TMPDIR="$WORK"
 CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
 NET="rp$$"
 MARK="aml-progress-$$"
-HOSTS=2
+HOSTS=3
 trap 'kill_marked_processes "$MARK"; bash "$CLUSTER" down "$NET" $HOSTS
       [ -n "${AML_TEST_KEEP:-}" ] || rm -rf "$WORK"' EXIT
 netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
@@ -49,18 +53,24 @@ check "node 0 comes: the job runs and ends 0 on both ($s0 $s1)" \
 check "... and node 1 said nothing more of its wait ($(waiting_lines "$WORK/$J.out.1") line)" \
   [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
 
-# --- 2. Node 0 waits for node 1.
+# --- 2. Node 0 waits for nodes 1 and 2; node 1 comes and waits with it.
 J=missing
-ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29582 --nproc-per-node 1 --rdzv-timeout 60)
+ADDR1=$(bash "$CLUSTER" addr 1)
+ARGS=(--nnodes 3 --master-addr "$MASTER" --master-port 29582 --nproc-per-node 1 --rdzv-timeout 60)
 start $J 0 no_env "${ARGS[@]}" --node-rank 0
 said_by "$WORK/$J.out.0" "waiting for" 12
-check "node 1 absent: within 10 s node 0 names node rank 1 missing and the address it heard from" \
-  grep -q "aml-launch: node 0 (.*): waiting for the nodes to join node 0's rendezvous store at $MASTER:29582: node rank 1 of 2 has not come (come: node 0 at $MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
+check "nodes 1 and 2 absent: within 10 s node 0 names them missing and the address it heard from" \
+  grep -q "aml-launch: node 0 (.*): waiting for the nodes to join node 0's rendezvous store at $MASTER:29582: node ranks 1, 2 of 3 have not come (come: node 0 at $MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
   "$WORK/$J.out.0" || show $J
 start $J 1 no_env "${ARGS[@]}" --node-rank 1
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
-check "node 1 comes: the job runs and ends 0 on both ($s0 $s1), node 1 never waited 10 s" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && [ \"\$(grep -c 'waiting for' '$WORK/$J.out.1')\" = 0 ]" || show $J
+said_by "$WORK/$J.out.1" "waiting for the round" 13
+check "node 1 joined: within 10 s it quotes node 0's word on who has come (node 2 not; node 1 at $ADDR1)" \
+  grep -q "aml-launch: node 1 (.*): joined node 0's rendezvous store at $MASTER:29582, waiting for the round: node 0 says node rank 2 of 3 has not come (come: node 0 at $MASTER, node 1 at $ADDR1); [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.1" || show $J
+start $J 2 no_env "${ARGS[@]}" --node-rank 2
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30); s2=$(wait_status $J 2 30)
+check "node 2 comes: the job runs and ends 0 on all three ($s0 $s1 $s2), node 2 never waited 10 s" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && [ '$s2' = 0 ] && [ \"\$(grep -c 'waiting for' '$WORK/$J.out.2')\" = 0 ]" || show $J
 
 # --- 3. etcd's only endpoint: an address on the hosts' network that nobody has.
 J=etcd
@@ -87,4 +97,29 @@ start $J 1 no_env "${ARGS[@]}"
 s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
 check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
   bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank [01] of 2 ran' '$WORK/$J.out.1'" || show $J
+# --- 5. A HELLO closed unanswered for 12 s, then node 0's store at that port.
+J=unanswered
+ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29584 --nproc-per-node 1 --rdzv-timeout 60)
+bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
+import socket, sys, time
+server = socket.create_server((sys.argv[1], 29584))
+server.settimeout(0.2)
+end = time.time() + 12
+while time.time() < end:
+    try:
+        server.accept()[0].close()
+    except socket.timeout:
+        pass
+' "$MASTER" &
+closer=$!
+start $J 1 no_env "${ARGS[@]}" --node-rank 1
+said_by "$WORK/$J.out.1" "waiting for" 12
+check "HELLOs closed unanswered: node 1 tries again, and says node 0 did not answer its HELLO" \
+  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29584: node 0's launcher did not answer this launcher's HELLO (the connection closed): too busy or out of descriptors (its own log says which), or something else listens on the port; [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.1" || show $J
+wait $closer
+start $J 0 no_env "${ARGS[@]}" --node-rank 0
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1)" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
 finish

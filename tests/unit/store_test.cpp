@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <aml/store.hpp>
+#include <atomic>
 #include <thread>
 
 #include "store_fixture.hpp"
@@ -98,6 +99,31 @@ TEST_F(StoreTest, WaitOnSeveralKeysAndTimeouts) {
   });
   EXPECT_TRUE(*c.wait({"x", "y"}, 5s));
   t.join();
+}
+
+// A wait counts its keys down as they come and looks at them all only at the end: a key that
+// came and was erased again before the last one is waited for again, and a key named twice
+// is one key.
+TEST_F(StoreTest, AWaitEndsOnlyWithEveryKeyThereAtOnce) {
+  StoreClient waiter = client();
+  StoreClient other = client();
+  std::atomic<int> ended{0};
+  std::thread t([&] {
+    auto all = waiter.wait({"a", "b", "a", "c"}, 10s);
+    ended = all.ok() && *all ? 1 : -1;
+  });
+  std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(other.set("a", "1").ok());
+  ASSERT_TRUE(other.set("b", "1").ok());
+  ASSERT_TRUE(other.erase("a").ok());
+  ASSERT_TRUE(other.set("c", "1").ok());  // the last of the three came, "a" is gone again
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(ended.load(), 0);
+  ASSERT_TRUE(other.set("a", "2").ok());
+  t.join();
+  EXPECT_EQ(ended.load(), 1);
+  stop();
+  EXPECT_EQ(server_->pending_wait_entries(), 0u);
 }
 
 TEST_F(StoreTest, GetAllWaitsForEveryKeyInOneCall) {

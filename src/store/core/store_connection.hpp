@@ -39,6 +39,9 @@ struct Connection {
   bool waiting = false;
   std::uint64_t wait_seq = 0;
   std::vector<std::string> wait_keys;
+  // How many of its keys it is still registered for: each one's arrival counts it down, and
+  // only at 0 are all its keys looked at (a wait on 1,000 keys costs one look, not 1,000).
+  std::size_t wait_missing = 0;
   std::optional<Deadlines::iterator> deadline;
   StoreClock::time_point accepted_at;
   StoreClock::time_point last_progress;  // its last bytes in: what a stall is measured by

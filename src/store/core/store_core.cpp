@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -231,6 +232,13 @@ void StoreCore::on_readable(std::uint64_t id) {
     return close(id);
   }
   door_->serve(*c);
+}
+
+bool StoreCore::catch_up(Connection& c) {
+  int waiting = 0;
+  if (!c.fd || ioctl(c.fd.get(), FIONREAD, &waiting) != 0 || waiting <= 0) return false;
+  on_readable(c.id);
+  return true;
 }
 
 void StoreCore::check(Clock::time_point now) {

@@ -60,6 +60,10 @@ class StoreCore {
   // The connection leaves this server with its socket and none of its state (to another door).
   UniqueFd release(Connection& c);
   void refused(const std::string& peer, const std::string& why);
+  // Reads what c's socket holds now; true where it held bytes (c may be gone after). A loop
+  // behind (thousands of connections ready at once, a starved process) must not call a client
+  // silent whose bytes wait unread.
+  bool catch_up(Connection& c);
   // When the loop last came back from a stall of its own (its clients' silence is not theirs).
   Clock::time_point resumed() const { return resumed_; }
 
@@ -94,6 +98,8 @@ class StoreCore {
   void on_readable(std::uint64_t id);
   void check(Clock::time_point now);
   void finish_wait(Connection& c, bool timed_out);
+  bool present(const std::string& key) const;
+  void register_missing(Connection& c);
   void forget_wait(Connection& c);
   void expire_deadlines();
   int next_timeout_ms(int requested) const;

@@ -1,5 +1,7 @@
 // The store core's blocked waits: a registry by key that a new key wakes, and a deadline queue
 // for their timeouts. A wait that ends leaves nothing behind.
+#include <algorithm>
+
 #include "store/core/store_core.hpp"
 #include "store/core/wait_grid.hpp"
 
@@ -24,13 +26,26 @@ std::size_t StoreCore::pending_wait_entries() const {
   return entries;
 }
 
+bool StoreCore::present(const std::string& key) const {
+  if (data_.count(key)) return true;
+  auto queue = queues_.find(key);
+  return queue != queues_.end() && !queue->second.empty();
+}
+
 bool StoreCore::all_present(const std::vector<std::string>& keys) const {
-  for (const std::string& k : keys) {
-    if (data_.count(k)) continue;
-    auto queue = queues_.find(k);
-    if (queue == queues_.end() || queue->second.empty()) return false;
+  return std::all_of(keys.begin(), keys.end(), [this](const auto& k) { return present(k); });
+}
+
+// c waits on for each of its keys that is not there, once however often the key is named.
+void StoreCore::register_missing(Connection& c) {
+  c.wait_missing = 0;
+  for (const std::string& k : c.wait_keys) {
+    if (present(k)) continue;
+    auto [entry, added] = waiters_[k].try_emplace(c.id, c.wait_seq);
+    if (!added && entry->second == c.wait_seq) continue;  // named twice in this wait
+    entry->second = c.wait_seq;                           // a finished wait's entry reused
+    ++c.wait_missing;
   }
-  return true;
 }
 
 void StoreCore::start_wait(Connection& c, const std::vector<std::string>& keys,
@@ -38,9 +53,7 @@ void StoreCore::start_wait(Connection& c, const std::vector<std::string>& keys,
   c.waiting = true;
   ++c.wait_seq;
   c.wait_keys = keys;
-  for (const std::string& k : keys) {
-    if (!all_present({k})) waiters_[k][c.id] = c.wait_seq;
-  }
+  register_missing(c);
   if (timeout_ms != kForever) {
     c.deadline = deadlines_.emplace(wait_deadline(std::chrono::milliseconds(timeout_ms)),
                                     std::make_pair(c.id, c.wait_seq));
@@ -86,7 +99,12 @@ void StoreCore::wake_waiters(const std::string& key, bool just_one) {
   for (auto entry = waiting.begin(); entry != waiting.end(); ++entry) {
     Connection* c = find(entry->first);
     if (!c || !c->waiting || c->wait_seq != entry->second) continue;
-    if (!all_present(c->wait_keys)) continue;
+    if (c->wait_missing > 0 && --c->wait_missing > 0) continue;
+    // Every key it waited for came; one that was erased meanwhile is waited for again.
+    if (!all_present(c->wait_keys)) {
+      register_missing(*c);
+      continue;
+    }
     finish_wait(*c, false);
     if (just_one) {
       // The others wait on for the queue's next entry.

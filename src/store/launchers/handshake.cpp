@@ -82,4 +82,8 @@ bool same_mac(std::string_view a, std::string_view b) {
   return a.size() == b.size() && !a.empty() && sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
+bool hello_unanswered(const std::string& expected) {
+  return expected.find(kHelloUnanswered) != std::string::npos;
+}
+
 }  // namespace aml::store

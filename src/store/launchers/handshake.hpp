@@ -35,4 +35,10 @@ std::string mac(std::string_view key, std::string_view message);  // HMAC-SHA256
 // Constant time for equal lengths (a MAC's length is no secret).
 bool same_mac(std::string_view a, std::string_view b);
 
+// What a HELLO that got no answer at all says (the connection closed, or silence): a store too
+// busy to read it in time or out of descriptors, or not a store. A launcher dialing its
+// rendezvous tries again; an answer that is not a store's stands.
+inline constexpr std::string_view kHelloUnanswered = "(HELLO unanswered: ";
+bool hello_unanswered(const std::string& expected);
+
 }  // namespace aml::store

@@ -145,6 +145,8 @@ void LaunchersDoor::check(StoreClock::time_point now) {
   for (std::uint64_t id : late) {
     Connection* c = core_.find(id);
     if (!c) continue;  // a refusal's close took it already
+    // Its bytes were there, unread (this loop behind): a HELLO among them proves it now.
+    if (core_.catch_up(*c) && (!core_.exists(id) || !unproven_.count(id))) continue;
     // Silent so long with torch's door behind: a torch client that connected and has not asked
     // anything yet (torch's TCPStore says nothing until it is used). torch's door takes it if
     // it comes from one of the job's hosts.

@@ -80,11 +80,25 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
   if (!reply) {
     // A store that refused says why; anything else that listens there (etcd, a web server,
     // another program) does not answer a HELLO as a store does.
-    if (reply.error().expected.find("it said:") != std::string::npos) return reply.error();
+    const std::string& got = reply.error().expected;
+    if (got.find("it said:") != std::string::npos) return reply.error();
+    const auto open = got.rfind('(');
+    const bool silent =
+        open != std::string::npos && (got.find("(the connection closed)") != std::string::npos ||
+                                      got.find("(no answer)") != std::string::npos);
+    if (!silent) {
+      return invalid("store", where_,
+                     "an aml-launch store answering its HELLO (" + got +
+                         "): something else listens there; is MASTER_PORT (the rendezvous "
+                         "endpoint's port) the store's?");
+    }
+    // The last words in parentheses are the reason a waiting launcher's lines quote.
     return invalid("store", where_,
-                   "an aml-launch store answering its HELLO (" + reply.error().expected +
-                       "): something else listens there; is MASTER_PORT (the rendezvous "
-                       "endpoint's port) the store's?");
+                   "an aml-launch store answering its HELLO: node 0's store may be too busy or "
+                   "out of descriptors (its own log says which), or something else listens "
+                   "there; is MASTER_PORT the rendezvous endpoint's port? " +
+                       std::string(store::kHelloUnanswered) +
+                       got.substr(open + 1, got.size() - open - 2) + ")");
   }
   if (kind == AuthKind::none) return true;
 
