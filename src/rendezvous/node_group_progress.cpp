@@ -6,6 +6,7 @@
 
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
+#include "store/launchers/handshake.hpp"
 
 namespace aml {
 namespace {
@@ -33,8 +34,9 @@ std::string dial_reason_text(const std::string& reason, const std::string& whose
            " has not started, or listens on another port)";
   if (lower.find("no route") != std::string::npos)
     return "no route to host (the host is down, or a network or firewall between the nodes)";
-  if (lower.starts_with("hello unanswered: "))
-    return whose + " did not answer this launcher's HELLO (" + reason.substr(18) +
+  // The store client's own words for it (store/launchers/handshake.hpp), less the parenthesis.
+  if (const auto unanswered = store::kHelloUnanswered.substr(1); reason.starts_with(unanswered))
+    return whose + " did not answer this launcher's HELLO (" + reason.substr(unanswered.size()) +
            "): too busy or out of descriptors (its own log says which), or something else "
            "listens on the port";
   if (lower.find("timed out") != std::string::npos)

@@ -82,11 +82,12 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
     // another program) does not answer a HELLO as a store does.
     const std::string& got = reply.error().expected;
     if (got.find("it said:") != std::string::npos) return reply.error();
-    const auto open = got.rfind('(');
-    const bool silent =
-        open != std::string::npos && (got.find("(the connection closed)") != std::string::npos ||
-                                      got.find("(no answer)") != std::string::npos);
-    if (!silent) {
+    // Nothing came back at all: a store too busy or out of descriptors, or something else.
+    const char* silence = got.find("(the connection closed)") != std::string::npos
+                              ? "the connection closed"
+                          : got.find("(no answer)") != std::string::npos ? "no answer"
+                                                                         : nullptr;
+    if (!silence) {
       return invalid("store", where_,
                      "an aml-launch store answering its HELLO (" + got +
                          "): something else listens there; is MASTER_PORT (the rendezvous "
@@ -97,8 +98,7 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
                    "an aml-launch store answering its HELLO: node 0's store may be too busy or "
                    "out of descriptors (its own log says which), or something else listens "
                    "there; is MASTER_PORT the rendezvous endpoint's port? " +
-                       std::string(store::kHelloUnanswered) +
-                       got.substr(open + 1, got.size() - open - 2) + ")");
+                       std::string(store::kHelloUnanswered) + silence + ")");
   }
   if (kind == AuthKind::none) return true;
 
