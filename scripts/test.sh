@@ -12,7 +12,8 @@
 #     test would hold the machine alone: the 3-node and elastic tests cover the same code), and
 #     the 3-node torch jobs under each scheduler's variables (torch's time; the hostile clients
 #     are launcher.store_hostile's, the losses launcher.node_liveness's and elastic's)
-#  2. the main gcc build (RelWithDebInfo, the unity build a user gets): the GPU-only tests
+#  2. the main gcc build (RelWithDebInfo, the unity build a user gets, with -g1 (line tables) in
+#     place of -g: the same code, a third less CPU; scripts/build.sh): the GPU-only tests
 #     (reported as skipped where there is no GPU), then every other test, the client frameworks
 #     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64),
 #     the newcomers' walks through the docs among them (they take the release's binaries)
@@ -27,8 +28,9 @@
 #     the suite's own do not cover (gcc Release; the release is clang's Release, the sanitizer
 #     build clang's Debug; scripts/build-types.sh: warnings are errors only in this script's own
 #     builds)
-# Each stage's time is printed at the end (and at a failure, up to it); the last line counts
-# every test of every ctest run, and the machine check.
+# Each stage's time is printed at the end (and at a failure, up to it), with the CPUs' busy share
+# meanwhile, each job beside the tests' own CPU-seconds and the suite's core-seconds in all;
+# the last line counts every test of every ctest run, and the machine check.
 # The machine check (tests/machine/machine_state.py, DESIGN §7): before the first build, that no
 # earlier run left the machine damaged (/dev/null and the other devices, /tmp, /etc's files; a
 # damaged machine stops the suite there, repaired by nothing but a person or scripts/setup.sh),
@@ -53,24 +55,46 @@ jobs=$(nproc)
 export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
 work=$(mktemp -d)
 
+# What the machine's CPUs did, from /proc/stat: "BUSY IDLE" in clock ticks since boot (busy:
+# user, nice, system, irq, softirq, steal; idle: idle, iowait). A stage's share of busy ticks
+# says whether its time was the CPUs' work (near 100 %: only less work makes it shorter) or
+# waiting (room for the work beside it).
+ticks=$(getconf CLK_TCK)
+cpu_ticks() {
+  local _ user nice system idle iowait irq softirq steal
+  read -r _ user nice system idle iowait irq softirq steal _ </proc/stat
+  echo "$((user + nice + system + irq + softirq + steal)) $((idle + iowait))"
+}
+busy_share() {  # busy_share "BUSY IDLE" "BUSY IDLE": the CPUs' busy share in between, in %
+  local b0 i0 b1 i1
+  read -r b0 i0 <<<"$1"
+  read -r b1 i1 <<<"$2"
+  echo $(((b1 - b0) * 100 / ((b1 - b0) + (i1 - i0) > 0 ? (b1 - b0) + (i1 - i0) : 1)))
+}
 stages=()
 stage_start=$(date +%s)
+stage_cpu=$(cpu_ticks)
 stage_name=""
-stage() {  # stage NAME: ends the stage before (its time kept), starts NAME
-  local now
-  now=$(date +%s)
-  [ -z "$stage_name" ] || stages+=("$(printf '%5d s  %s' $((now - stage_start)) "$stage_name")")
-  stage_name=$1 stage_start=$now
+stage() {  # stage NAME: ends the stage before (its time and the CPUs' busy share kept), starts NAME
+  local now cpu
+  now=$(date +%s) cpu=$(cpu_ticks)
+  [ -z "$stage_name" ] || stages+=("$(printf '%5d s  %s (CPUs busy %d %%)' $((now - stage_start)) \
+    "$stage_name" "$(busy_share "$stage_cpu" "$cpu")")")
+  stage_name=$1 stage_start=$now stage_cpu=$cpu
   [ -z "$1" ] || echo "== $1"
 }
 suite_start=$(date +%s)
+suite_cpu=$(cpu_ticks)
 declare -A beside=()
 finish_up() {
   local status=$?
   local stopped_in=$stage_name broken=0
   stage ""
   for pid in "${beside[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
-  echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s)"
+  local suite_busy
+  suite_busy=$(($(cut -d' ' -f1 <<<"$(cpu_ticks)") - $(cut -d' ' -f1 <<<"$suite_cpu")))
+  echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s; its CPUs busy" \
+    "$(busy_share "$suite_cpu" "$(cpu_ticks)") %: $((suite_busy / ticks)) core-seconds on $(nproc) cores)"
   printf '%s\n' "${stages[@]}"
   # The closing line: every test of every ctest run, as ctest counted them.
   local passed=0 failed=0 total bad
@@ -118,18 +142,22 @@ beside() {
     while [ -n "$after" ] && [ ! -e "$work/$after.done" ]; do sleep 1; done
     started=$(date +%s) status=0
     chrt --idle 0 "$@" >"$work/$name.log" 2>&1 || status=$?
-    echo "$status $(($(date +%s) - started))" >"$work/$name.done"
+    # Its CPU time (user + system, of every process it waited for): what it cost the tests.
+    times >"$work/$name.times"  # not in a pipe: a subshell's children would be none
+    cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
+      printf "%d", s }' "$work/$name.times")
+    echo "$status $(($(date +%s) - started)) $cpu" >"$work/$name.done"
   ) &
   set +m
   beside[$name]=$!
 }
 # wait_for NAME: until it is done; its time goes among the stage times.
 wait_for() {
-  local status took
+  local status took cpu
   wait "${beside[$1]}" || true
   unset "beside[$1]"
-  read -r status took <"$work/$1.done"
-  stages+=("$(printf '%5d s  %s (beside the tests, idle priority)' "$took" "$1")")
+  read -r status took cpu <"$work/$1.done"
+  stages+=("$(printf '%5d s  %s (beside the tests, idle priority; %d core-seconds)' "$took" "$1" "$cpu")")
   if [ "$status" != 0 ]; then
     tail -60 "$work/$1.log"
     echo "$1 failed (status $status)"

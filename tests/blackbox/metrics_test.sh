@@ -34,6 +34,14 @@ expect_status "--metrics-port 70000 is refused (exit 2)" 2 \
 "$BIN" --metrics-port 70000 -- true 2>"$WORK/bad.err"
 check "the error names --metrics-port and what it takes" \
   grep -q -- "--metrics-port.*70000.*0 to 65535" "$WORK/bad.err"
+# Per process (mpirun's variables), each launcher serves PORT + its local rank: one past 65535
+# is refused before the rendezvous, naming the local rank.
+env -i PATH="$PATH" OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=3 \
+  OMPI_COMM_WORLD_LOCAL_SIZE=4 "$BIN" --metrics-port 65534 -- touch "$WORK/ran" 2>"$WORK/per_process.err"
+status=$?
+check "per process, local rank 3, --metrics-port 65534: exit 2, the local rank named, nothing ran ($status)" \
+  bash -c '[ "$1" = 2 ] && [ ! -e "$2/ran" ] && grep -q -- "--metrics-port=65534.*PORT + local rank 3 passes 65535" "$2/per_process.err"' \
+  _ "$status" "$WORK" || cat "$WORK/per_process.err"
 /usr/bin/python3 -c '
 import socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(1)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# What the main build's debug information costs (scripts/build.sh): the whole tree built from
+# nothing with gcc RelWithDebInfo, -O2 with -g (CMake's default) and with -g1 (functions and line
+# tables, what scripts/build.sh gives), in turn, PAIRS times; each build's wall time and CPU
+# seconds (user + system of every compile and link), the medians and their ratio.
+# usage: benchmarks/build_debug_info.sh [PAIRS]   (default 1; the machine otherwise idle)
+set -eu
+cd "$(dirname "$0")/.."
+pairs=${1:-1}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+build() {  # build LEVEL: prints "WALL CPU" in seconds
+  local dir="$work/build-$1"
+  rm -rf "$dir"
+  /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c '
+    cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 $2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 $2 -DNDEBUG" \
+      -DAML_WARNINGS_AS_ERRORS=ON >/dev/null && cmake --build "$1" >/dev/null' _ "$dir" "$1"
+  rm -rf "$dir"
+  awk '{ printf "%.0f %.0f\n", $1, $2 + $3 }' "$work/time"
+}
+declare -A wall cpu
+for pair in $(seq "$pairs"); do
+  for level in -g -g1; do
+    read -r w c < <(build "$level")
+    echo "pair $pair, $level: ${w} s wall, ${c} CPU-seconds"
+    wall[$level]+="$w " cpu[$level]+="$c "
+  done
+done
+median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+echo "| debug information | builds | wall [s] | CPU [s] |"
+echo "|---|---:|---:|---:|"
+for level in -g -g1; do
+  echo "| $level | $pairs | $(median <<<"${wall[$level]}") | $(median <<<"${cpu[$level]}") |"
+done
+awk -v a="$(median <<<"${cpu[-g1]}")" -v b="$(median <<<"${cpu[-g]}")" \
+  'BEGIN { printf "-g1 / -g in CPU: %.2fx\n", a / b }'
