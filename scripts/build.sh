@@ -3,8 +3,8 @@
 # when AML_WARNINGS_AS_ERRORS=ON (scripts/test.sh, CI), not in a user's build.
 # Its debug information is -g1 (functions and line tables: what gdb's and perf's stacks, the hang
 # inquiry's "rank 0 is in read < wait_for_input (blocked_read.cpp:11)" and a crash's backtrace
-# need; no local variables): the same code as -g, compiled with 30 % less CPU (four of its
-# largest files, 2026-11-29: 88 against 62 CPU-seconds), on the suite's critical path.
+# need; no local variables): the same code as -g, for 0.71x its CPU (the whole tree: 721 against
+# 1,022 CPU-seconds, benchmarks/build_debug_info.sh, RESULTS.md), on the suite's critical path.
 set -eu
 cd "$(dirname "$0")/.."
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
