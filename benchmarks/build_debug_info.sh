@@ -9,13 +9,14 @@ cd "$(dirname "$0")/.."
 pairs=${1:-1}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-build() {  # build LEVEL: prints "WALL CPU" in seconds
-  local dir="$work/build-$1"
+build() {  # build LEVEL: prints "WALL CPU" in seconds (bash's time: every process it waited for)
+  local dir="$work/build-$1" TIMEFORMAT="%R %U %S"
   rm -rf "$dir"
-  /usr/bin/time -f "%e %U %S" -o "$work/time" bash -c '
-    cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 $2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 $2 -DNDEBUG" \
-      -DAML_WARNINGS_AS_ERRORS=ON >/dev/null && cmake --build "$1" >/dev/null' _ "$dir" "$1"
+  { time {
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 $1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 $1 -DNDEBUG" \
+      -DAML_WARNINGS_AS_ERRORS=ON >/dev/null 2>&3 && cmake --build "$dir" >/dev/null 2>&3
+  }; } 3>&2 2>"$work/time"  # the report alone to the file; the builds' errors to stderr
   rm -rf "$dir"
   awk '{ printf "%.0f %.0f\n", $1, $2 + $3 }' "$work/time"
 }

@@ -66,10 +66,11 @@ cpu_ticks() {
   echo "$((user + nice + system + irq + softirq + steal)) $((idle + iowait))"
 }
 busy_share() {  # busy_share "BUSY IDLE" "BUSY IDLE": the CPUs' busy share in between, in %
-  local b0 i0 b1 i1
+  local b0 i0 b1 i1 all
   read -r b0 i0 <<<"$1"
   read -r b1 i1 <<<"$2"
-  echo $(((b1 - b0) * 100 / ((b1 - b0) + (i1 - i0) > 0 ? (b1 - b0) + (i1 - i0) : 1)))
+  all=$(((b1 - b0) + (i1 - i0)))
+  echo $(((b1 - b0) * 100 / (all > 0 ? all : 1)))
 }
 stages=()
 stage_start=$(date +%s)
@@ -91,10 +92,12 @@ finish_up() {
   local stopped_in=$stage_name broken=0
   stage ""
   for pid in "${beside[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
-  local suite_busy
-  suite_busy=$(($(cut -d' ' -f1 <<<"$(cpu_ticks)") - $(cut -d' ' -f1 <<<"$suite_cpu")))
+  local cpu_now busy_then busy_now
+  cpu_now=$(cpu_ticks)
+  read -r busy_then _ <<<"$suite_cpu"
+  read -r busy_now _ <<<"$cpu_now"
   echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s; its CPUs busy" \
-    "$(busy_share "$suite_cpu" "$(cpu_ticks)") %: $((suite_busy / ticks)) core-seconds on $(nproc) cores)"
+    "$(busy_share "$suite_cpu" "$cpu_now") %: $(((busy_now - busy_then) / ticks)) core-seconds on $jobs cores)"
   printf '%s\n' "${stages[@]}"
   # The closing line: every test of every ctest run, as ctest counted them.
   local passed=0 failed=0 total bad

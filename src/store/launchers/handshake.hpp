@@ -39,6 +39,10 @@ bool same_mac(std::string_view a, std::string_view b);
 // busy to read it in time or out of descriptors, or not a store. A launcher dialing its
 // rendezvous tries again; an answer that is not a store's stands.
 inline constexpr std::string_view kHelloUnanswered = "(HELLO unanswered: ";
+// The store client's words, in parentheses, for a reply that never came (store_client.cpp):
+// what the HELLO tells apart from an answer that is not a store's.
+inline constexpr std::string_view kNoAnswer = "no answer";
+inline constexpr std::string_view kConnectionClosed = "the connection closed";
 bool hello_unanswered(const std::string& expected);
 
 }  // namespace aml::store

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "store/core/dial.hpp"
+#include "store/launchers/handshake.hpp"
 #include "store/launchers/wire.hpp"
 
 namespace aml {
@@ -132,17 +133,17 @@ Result<std::string> StoreClient::read_reply(std::chrono::milliseconds server_wai
   unsigned char prefix[4];
   if (!recv_all(fd_, reinterpret_cast<char*>(prefix), 4)) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return store_error(
-          where_, "a reply within " + std::to_string(reply_timeout_.count()) + " ms (no answer)");
+      return store_error(where_, "a reply within " + std::to_string(reply_timeout_.count()) +
+                                     " ms (" + std::string(store::kNoAnswer) + ")");
     }
-    return store_error(where_, "a reply (the connection closed)");
+    return store_error(where_, "a reply (" + std::string(store::kConnectionClosed) + ")");
   }
   std::uint32_t length =
       prefix[0] | prefix[1] << 8 | prefix[2] << 16 | std::uint32_t(prefix[3]) << 24;
   if (length == 0 || length > kMaxReply) return store_error(where_, "a well-formed reply");
   std::string body(length, '\0');
   if (!recv_all(fd_, body.data(), length))
-    return store_error(where_, "a whole reply (the connection closed)");
+    return store_error(where_, "a whole reply (" + std::string(store::kConnectionClosed) + ")");
   if (static_cast<Status>(body[0]) == Status::error) {
     FieldReader in(std::string_view(body).substr(1));
     auto message = in.str(kMaxReply);

@@ -83,11 +83,13 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
     const std::string& got = reply.error().expected;
     if (got.find("it said:") != std::string::npos) return reply.error();
     // Nothing came back at all: a store too busy or out of descriptors, or something else.
-    const char* silence = got.find("(the connection closed)") != std::string::npos
-                              ? "the connection closed"
-                          : got.find("(no answer)") != std::string::npos ? "no answer"
-                                                                         : nullptr;
-    if (!silence) {
+    const auto said = [&got](std::string_view words) {
+      return got.find("(" + std::string(words) + ")") != std::string::npos;
+    };
+    const std::string_view silence = said(store::kConnectionClosed) ? store::kConnectionClosed
+                                     : said(store::kNoAnswer)       ? store::kNoAnswer
+                                                                    : std::string_view();
+    if (silence.empty()) {
       return invalid("store", where_,
                      "an aml-launch store answering its HELLO (" + got +
                          "): something else listens there; is MASTER_PORT (the rendezvous "
@@ -98,7 +100,7 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
                    "an aml-launch store answering its HELLO: node 0's store may be too busy or "
                    "out of descriptors (its own log says which), or something else listens "
                    "there; is MASTER_PORT the rendezvous endpoint's port? " +
-                       std::string(store::kHelloUnanswered) + silence + ")");
+                       std::string(store::kHelloUnanswered) + std::string(silence) + ")");
   }
   if (kind == AuthKind::none) return true;
 
