@@ -84,7 +84,11 @@ Result<bool> StoreClient::handshake(const std::string& token, const StoreCredent
     if (got.find("it said:") != std::string::npos) return reply.error();
     // Nothing came back at all: a store too busy or out of descriptors, or something else.
     const auto said = [&got](std::string_view words) {
-      return got.find("(" + std::string(words) + ")") != std::string::npos;
+      // Appended, not "(" + ... + ")": gcc 12's -O3 warns falsely (-Wrestrict) on that form.
+      std::string needle;
+      needle.reserve(words.size() + 2);
+      needle.append("(").append(words).append(")");
+      return got.find(needle) != std::string::npos;
     };
     const std::string_view silence = said(store::kConnectionClosed) ? store::kConnectionClosed
                                      : said(store::kNoAnswer)       ? store::kNoAnswer
