@@ -10,6 +10,7 @@ cores (on a cluster each node restarts only its own).
 usage: /usr/bin/python3 benchmarks/elastic_scale.py BUILD_DIR N [N ...]   (as root; the median of
 AML_ELASTIC_RUNS runs each, default 3)
 """
+import atexit
 import os
 import shutil
 import signal
@@ -55,6 +56,7 @@ int main(void) {
 def noted_sleep(work):
     # Built on disk beside the work directory (/dev/shm may be mounted noexec).
     build = tempfile.mkdtemp(prefix="aml-elastic-worker-")
+    atexit.register(shutil.rmtree, build, True)  # the benchmark leaves /tmp as it found it
     source, program = f"{build}/noted_sleep.c", f"{build}/noted_sleep"
     with open(source, "w") as f:
         f.write(WORKER_C)
