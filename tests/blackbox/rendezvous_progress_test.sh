@@ -15,6 +15,9 @@
 # 5. Node 0's port closes node 1's connections unanswered for a while (a store out of
 #    descriptors or too busy does so): node 1 tries again, says node 0 did not answer its
 #    HELLO, and joins once node 0's store answers.
+# 6. Node 0's port holds node 1's connections open and silent (a store too busy to read them):
+#    after the HELLO's 10 s node 1 says its HELLO got no answer, tries again (one line, not one
+#    a try), and joins once node 0's store answers.
 # usage: rendezvous_progress_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -122,4 +125,31 @@ start $J 0 no_env "${ARGS[@]}" --node-rank 0
 s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
 check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1)" \
   bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
+
+# --- 6. A HELLO held unanswered (accepted, never read from) for 14 s, then node 0's store.
+J=silent
+ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29585 --nproc-per-node 1 --rdzv-timeout 60)
+bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
+import socket, sys, time
+server = socket.create_server((sys.argv[1], 29585))
+server.settimeout(0.2)
+held, end = [], time.time() + 14
+while time.time() < end:
+    try:
+        held.append(server.accept()[0])
+    except socket.timeout:
+        pass
+' "$MASTER" &
+holder=$!
+start $J 1 no_env "${ARGS[@]}" --node-rank 1
+said_by "$WORK/$J.out.1" "waiting for" 16
+check "HELLO held unanswered: after its 10 s node 1 says node 0 did not answer its HELLO (no answer)" \
+  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29585: node 0's launcher did not answer this launcher's HELLO (no answer): too busy or out of descriptors (its own log says which), or something else listens on the port; [0-9]* s of --rdzv-timeout 60 s left$" \
+  "$WORK/$J.out.1" || show $J
+wait $holder
+check "... node 1 still tries: not ended when the holder let go" [ ! -e "$WORK/$J.status.1" ] || show $J
+start $J 0 no_env "${ARGS[@]}" --node-rank 0
+s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1), one waiting line ($(waiting_lines "$WORK/$J.out.1"))" \
+  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1' && [ $(waiting_lines "$WORK/$J.out.1") = 1 ]" || show $J
 finish
