@@ -27,13 +27,20 @@ std::vector<SeatNews> SeatHistory::seated(int round, const std::vector<NodeInfo>
   // per-process launch) are each new in the round they come together.
   const std::map<std::string, int> before = last_round_;
   for (const NodeInfo& node : nodes) {
-    const bool known = !launchers_.insert(launcher_of(node)).second;
+    const auto [launcher, first_seat] = rank_of_.try_emplace(launcher_of(node), node.node_rank);
+    const bool known = !first_seat;
+    const int rank_before = launcher->second;
+    launcher->second = node.node_rank;
     const std::string machine = machine_of(node);
     last_round_[machine] = round;
     const auto last = before.find(machine);
     const bool seated_before = last != before.end();
     const int away = seated_before ? round - last->second - 1 : 0;  // rounds it sat out
-    if (!knows_the_past || node.node_rank == self_node_rank || (known && away == 0)) continue;
+    // Seated in the round before too, under the same rank: nothing new.
+    const bool moved = known && away == 0 && rank_before != node.node_rank;
+    if (!knows_the_past || node.node_rank == self_node_rank || (known && away == 0 && !moved)) {
+      continue;
+    }
     nlohmann::ordered_json details{
         {"node_rank", node.node_rank},
         {"host", node.host},
@@ -41,7 +48,11 @@ std::vector<SeatNews> SeatHistory::seated(int round, const std::vector<NodeInfo>
         {"machine", node.machine.empty() ? nlohmann::ordered_json(nullptr)
                                          : nlohmann::ordered_json(node.machine)},
         {"pid", node.pid}};
-    if (!seated_before) {
+    if (moved) {
+      // The report files its later lines under the rank it holds now, not its old one.
+      details["from_node_rank"] = rank_before;
+      news.push_back({"node_moved", std::move(details)});
+    } else if (!seated_before) {
       news.push_back({"node_joined", std::move(details)});
     } else {
       details["rounds_away"] = away;

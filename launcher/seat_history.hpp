@@ -1,12 +1,13 @@
 // Who held a seat in the job's rounds, as the launcher that gives the seats (node 0) sees them:
 // at each round it formed, which launchers are new to the job (node_joined) and which come
 // back to a machine that held a seat before (node_returned: a launcher started again there,
-// a spare or a benched node seated again). The events the job's node 0 writes of the others.
+// a spare or a benched node seated again), and which launchers of the round before hold
+// another node rank now (node_moved: a node below them was lost or benched). The events the
+// job's node 0 writes of the others.
 #pragma once
 
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@
 namespace aml {
 
 struct SeatNews {
-  const char* kind;  // "node_joined" or "node_returned"
+  const char* kind;  // "node_joined", "node_returned" or "node_moved"
   nlohmann::ordered_json details;
 };
 
@@ -26,7 +27,8 @@ class SeatHistory {
   std::vector<SeatNews> seated(int round, const std::vector<NodeInfo>& nodes, int self_node_rank);
 
  private:
-  std::set<std::string> launchers_;        // host, pid and address of each launcher seated
+  std::map<std::string, int> rank_of_;     // each launcher seated (host, pid, address): its
+                                           // node rank in its last round
   std::map<std::string, int> last_round_;  // each machine's last round with a seat
 };
 

@@ -10,8 +10,8 @@ using Json = nlohmann::ordered_json;
 
 SeenNodes::Seen& SeenNodes::node_named(const Json& event, const Json& details) {
   const std::string run_id = event.value("run_id", "");
-  // A node rank is the launcher last seated in it (an elastic job's known launcher seated under
-  // another rank is written no line: it stays under its old one).
+  // A node rank is the launcher last seated in it (node_joined, node_returned, node_moved: each
+  // line that seats a launcher names its pid).
   const std::string seat = run_id + "\n" + std::to_string(event_int(details, "node_rank"));
   const std::string host = event_text(details, "host");
   std::string launcher;
@@ -35,12 +35,14 @@ void SeenNodes::note(const Json& event, std::size_t row) {
   const std::string kind = event.value("kind", "");
   const bool seated = kind == "node_joined" || kind == "node_returned";
   const bool gone = kind == "node_lost" || kind == "node_benched";
-  if (!seated && !gone && kind != "failure_elsewhere") return;
+  const bool moved = kind == "node_moved";
+  if (!seated && !gone && !moved && kind != "failure_elsewhere") return;
   const Json& details = event["details"];
   // Node 0 writes these of other nodes; a node lost that is itself (its own pause) is its own.
   if (event_int(details, "node_rank") == event.value("node_rank", -2)) return;
   Seen& node = node_named(event, details);
   node.by = row;
+  if (moved) return;  // still seated: what names its new rank from here is filed under it
   const long long at = event["_ms"].get<long long>();
   if (seated) {
     if (node.seated.empty() || node.seated.back().second >= 0) node.seated.push_back({at, -1});

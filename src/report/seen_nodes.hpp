@@ -1,6 +1,6 @@
 // The other nodes as the job's node 0 wrote of them (--job-events-file: node_joined,
-// node_returned, failure_elsewhere, node_lost, node_benched): a row for each node whose own
-// events file is not given, so that the job's file alone draws every node. Such a row's bars
+// node_returned, node_moved, failure_elsewhere, node_lost, node_benched): a row for each node whose
+// own events file is not given, so that the job's file alone draws every node. Such a row's bars
 // are node 0's while the node held a seat (the nodes meet, run and stop together); its marks,
 // what node 0 heard of it. A node is its launcher (host and pid, from the line that seated it):
 // launchers sharing a host name (a test's namespaces) stay apart.

@@ -31,8 +31,10 @@ with open(sys.argv[1], encoding="utf-8") as events:
             extra = f" exit_code={detail['exit_code']}"
         elif event["kind"] == "rendezvous_formed":
             extra = f" nodes={detail['nodes']}"
-        elif event["kind"] in ("node_joined", "node_returned"):
+        elif event["kind"] in ("node_joined", "node_returned", "node_moved"):
             extra = f" of={detail['node_rank']}"
             if event["kind"] == "node_returned":
                 extra += f" away={detail['rounds_away']}"
+            if event["kind"] == "node_moved":
+                extra += f" from={detail['from_node_rank']}"
         print(f"{event['kind']} node={event['node_rank']} round={event['round']} rank={rank}{extra}")

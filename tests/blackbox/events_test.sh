@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # --events-file (DESIGN §6b): the job's story as JSON lines, one schema, each event as it
 # happens: a failure and a restart, a stop and who sent it, a hang, two nodes meeting, the
-# default under --log-dir and none without it, a file that cannot be written, and a path an
-# elastic job cannot expand.
+# default under --log-dir and none without it, a file that cannot be written, a path an
+# elastic job cannot expand, and a launcher moved to another node rank when one below it is lost.
 # usage: events_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -121,4 +121,39 @@ for n in 0 1; do
   check "two nodes: node $n's file says each rendezvous began (2), round 0 formed (2 nodes), its end" \
     test "$(grep -c "^rendezvous_begun node=$n round=0" "$WORK/node$n.jsonl.story"):$(grep -c "^rendezvous_formed node=$n round=0 rank=- nodes=2$" "$WORK/node$n.jsonl.story"):$(grep -c "^end node=$n round=1 rank=- exit_code=0$" "$WORK/node$n.jsonl.story")" = "2:1:1"
 done
+
+# 7. An elastic job of three launchers (2:3 nodes) loses the one at node rank 1 (its launcher
+#    killed alone: a lost node); the ranks close up and round 1 runs on two nodes. The job's file
+#    says the launcher that held node rank 2 holds 1 now (node_moved, its pid, both ranks).
+reserve_port port || exit 1
+declare -A launcher=()
+for l in a b c; do
+  setsid "$BIN" --nnodes 2:3 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port "$port" \
+    --max-restarts 1 --rdzv-timeout 60 --events-file "$WORK/moved.$l.jsonl" \
+    --job-events-file "$WORK/moved.job.jsonl" -- \
+    sh -c '[ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && exec sleep 60; exit 0' >"$WORK/moved.$l.out" 2>&1 &
+  launcher[$l]=$!
+  sleep 0.2
+done
+# held RANK: the launcher whose own file says it holds node rank RANK in round 0.
+held() {
+  grep -l "\"kind\":\"worker_started\",\"node_rank\":$1,[^ ]*\"round\":0," "$WORK"/moved.[abc].jsonl 2>/dev/null |
+    sed 's/.*moved\.\(.\)\.jsonl/\1/'
+}
+for _ in $(seq 300); do [ -n "$(held 0)" ] && [ -n "$(held 1)" ] && [ -n "$(held 2)" ] && break; sleep 0.1; done
+lost=$(held 1) second=$(held 2)
+[ -n "$lost" ] && kill -KILL -- "-${launcher[$lost]}"
+survivors=0
+for l in a b c; do [ "$l" = "$lost" ] || { wait "${launcher[$l]}" && survivors=$((survivors + 1)); }; done
+story "$WORK/moved.job.jsonl" >/dev/null
+pid2=$(/usr/bin/python3 -c 'import json, sys
+print(next(json.loads(l)["details"]["pid"] for l in open(sys.argv[1]) if json.loads(l)["kind"] == "launch"))' \
+  "$WORK/moved.${second:-x}.jsonl" 2>/dev/null)
+check "node rank 1 lost: the two others end 0 ($survivors), the job's file says node rank 2's launcher (pid $pid2) moved to 1" \
+  eval '[ "$survivors" = 2 ] && [ -n "$pid2" ] &&
+    [ "$(grep -c "^node_moved node=0 round=1 rank=- of=1 from=2$" "$WORK/moved.job.jsonl.story")" = 1 ] &&
+    grep "\"kind\":\"node_moved\"" "$WORK/moved.job.jsonl" | grep -q "\"pid\":$pid2,"' ||
+  { cat "$WORK/moved.job.jsonl.story"; tail -n 3 "$WORK"/moved.*.out; }
+check "... and no launcher that kept its rank is said to have moved" \
+  test "$(grep -c "^node_moved" "$WORK/moved.job.jsonl.story")" = 1
 finish

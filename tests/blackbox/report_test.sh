@@ -85,6 +85,27 @@ check "the job's file: host 0's alone, with two nodes joining in round 0 and the
     [ "$(grep -c "\"kind\":\"node_joined\",\"node_rank\":0,[^ ]*\"round\":0," "$WORK/job.0.jsonl")" = 2 ] &&
     [ "$(grep -c "\"kind\":\"node_joined\",\"node_rank\":0,[^ ]*\"round\":1," "$WORK/job.0.jsonl")" = 1 ]' ||
   grep -h '"node_joined"' "$WORK"/job.*.jsonl
+# Each launcher's own file says the node rank it held in each round; where the two differ, the
+# job's file says so (node_moved, its pid, both ranks), and nowhere else.
+moves=$($py -c '
+import glob, json, sys
+work = sys.argv[1]
+def lines(path):
+    return [json.loads(l) for l in open(path)]
+expected = set()
+for path in glob.glob(f"{work}/events.*.jsonl"):
+    events = lines(path)
+    pid = next(e["details"]["pid"] for e in events if e["kind"] == "launch")
+    held = {e["round"]: e["node_rank"] for e in events
+            if e["kind"] == "rendezvous_formed" and e["details"]["phase"] == "run"}
+    if 0 in held and 1 in held and held[0] != held[1] and held[1] != 0:
+        expected.add((pid, held[0], held[1]))
+written = {(e["details"]["pid"], e["details"]["from_node_rank"], e["details"]["node_rank"])
+           for e in lines(f"{work}/job.0.jsonl") if e["kind"] == "node_moved" and e["round"] == 1}
+print(f"{len(expected)} expected, {len(written)} written, the same: {expected == written}")
+' "$WORK")
+check "the job's file: a launcher seated under another node rank in round 1 is written so ($moves)" \
+  grep -q "the same: True" <<<"$moves" || grep -h '"node_moved"' "$WORK"/job.*.jsonl
 "$BIN" report -o "$WORK/job.html" "$WORK/job.0.jsonl" 2>"$WORK/job-report.err"
 check "report of the job's file alone: 4 launchers (3 as node 0 saw them), 2 rounds, the failure" \
   grep -q "wrote $WORK/job.html: 4 launcher(s) (3 as node 0 saw them), 2 round(s), 1 failure(s)" "$WORK/job-report.err" ||

@@ -1,4 +1,4 @@
-// Who the round's node 0 says joined the job or came back (launcher/seat_history.hpp).
+// Who the round's node 0 says joined the job, came back or moved (launcher/seat_history.hpp).
 #include "seat_history.hpp"
 
 #include <gtest/gtest.h>
@@ -49,6 +49,25 @@ TEST(SeatHistory, ALauncherStartedAgainOnItsMachineReturnsAndANewMachineJoins) {
   EXPECT_EQ(news[1].details["rounds_away"], 0);
   EXPECT_EQ(news[1].details["machine"], "vm-b");
   EXPECT_EQ(news[1].details["node_rank"], 2);
+}
+
+TEST(SeatHistory, ALauncherWhoseRanksClosedUpMovesAndOneThatKeptItsRankIsNoNews) {
+  SeatHistory seats;
+  seats.seated(0, {node(0, "a", 10), node(1, "b", 11), node(2, "c", 12), node(3, "d", 13)}, 0);
+  // b was lost: c and d hold ranks 1 and 2 now; a spare e takes rank 3.
+  const auto news =
+      seats.seated(1, {node(0, "a", 10), node(1, "c", 12), node(2, "d", 13), node(3, "e", 14)}, 0);
+  ASSERT_EQ(said(news),
+            (std::vector<std::string>{"node_moved c", "node_moved d", "node_joined e"}));
+  EXPECT_EQ(news[0].details["node_rank"], 1);
+  EXPECT_EQ(news[0].details["from_node_rank"], 2);
+  EXPECT_EQ(news[0].details["pid"], 12);
+  EXPECT_EQ(news[1].details["from_node_rank"], 3);
+  EXPECT_FALSE(news[2].details.contains("from_node_rank"));
+  // The next round under the same ranks: nothing.
+  EXPECT_TRUE(
+      seats.seated(2, {node(0, "a", 10), node(1, "c", 12), node(2, "d", 13), node(3, "e", 14)}, 0)
+          .empty());
 }
 
 TEST(SeatHistory, ANodeThatSatRoundsOutReturnsSayingHowMany) {
