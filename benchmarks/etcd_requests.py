@@ -16,6 +16,7 @@ usage: /usr/bin/python3 benchmarks/etcd_requests.py requests|transport   (as roo
 """
 
 import base64
+import contextlib
 import collections
 import http.client
 import importlib.util
@@ -59,6 +60,23 @@ def loopback_etcd(work):
             break
         time.sleep(0.1)
     return procs, ",".join(endpoints)
+
+
+@contextlib.contextmanager
+def etcd_alone(script, name):
+    """In a network namespace of its own (`script` re-run there with this process's arguments),
+    etcd's three members on loopback: (their processes, their endpoints), gone afterwards."""
+    sn.in_own_namespace(script)
+    work = tempfile.mkdtemp(prefix=f"aml-etcd-{name}-",
+                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    procs, endpoints = [], ""
+    try:
+        procs, endpoints = loopback_etcd(work)
+        yield procs, endpoints
+    finally:
+        for p in procs:
+            p.kill()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def etcd_load(members, endpoints):
@@ -127,12 +145,8 @@ def clients_at_once(client, kind, clients, each, procs, endpoints):
 
 def requests(script=__file__):
     """`script`: the one re-run in a namespace of its own (with this process's arguments)."""
-    sn.in_own_namespace(script)
-    work = tempfile.mkdtemp(prefix="aml-etcd-requests-",
-                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    procs, endpoints = loopback_etcd(work)
     clients, each = 30, 100
-    try:
+    with etcd_alone(script, "requests") as (procs, endpoints):
         print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
               f"each, spread over the members")
         print("| request | etcd CPU per request | requests per second |")
@@ -142,10 +156,6 @@ def requests(script=__file__):
             cpu, took = clients_at_once(request_client, kind, clients, each, procs, endpoints)
             print(f"| {kind} | {cpu / (clients * each) * 1000:.2f} ms | "
                   f"{clients * each / took:.0f} |", flush=True)
-    finally:
-        for p in procs:
-            p.kill()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 # --- transport: the gateway against etcd's gRPC API, per request.
@@ -205,12 +215,8 @@ def transport(script=__file__):
     if importlib.util.find_spec("grpc") is None:
         raise SystemExit("transport: needs Debian's python3-grpcio (apt-get install "
                          "python3-grpcio) for etcd's gRPC API")
-    sn.in_own_namespace(script)
-    work = tempfile.mkdtemp(prefix="aml-etcd-transport-",
-                            dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    procs, endpoints = loopback_etcd(work)
     clients, each, rounds = 30, 100, 3
-    try:
+    with etcd_alone(script, "transport") as (procs, endpoints):
         print(f"etcd's three members on loopback, {clients} clients at once, {each} requests "
               f"each; medians of {rounds} rounds, the transports alternating")
         print("| request | etcd CPU per request, gateway | gRPC | gateway over gRPC |")
@@ -224,10 +230,6 @@ def transport(script=__file__):
                     cost[how].append(cpu / (clients * each) * 1000)
             gw, rpc = statistics.median(cost["gateway"]), statistics.median(cost["grpc"])
             print(f"| {kind} | {gw:.2f} ms | {rpc:.2f} ms | {gw / rpc:.2f}x |", flush=True)
-    finally:
-        for p in procs:
-            p.kill()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@
 # 5. Node 0's port closes node 1's connections unanswered for a while (a store out of
 #    descriptors or too busy does so): node 1 tries again, says node 0 did not answer its
 #    HELLO, and joins once node 0's store answers.
-# 6. Node 0's port holds node 1's connections open and silent (a store too busy to read them):
+# 6. The same with node 1's connections held open and silent (a store too busy to read them):
 #    after the HELLO's 10 s node 1 says its HELLO got no answer, tries again (one line, not one
-#    a try), and joins once node 0's store answers.
+#    a try), and joins.
 # usage: rendezvous_progress_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -100,56 +100,42 @@ start $J 1 no_env "${ARGS[@]}"
 s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
 check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
   bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank [01] of 2 ran' '$WORK/$J.out.1'" || show $J
-# --- 5. A HELLO closed unanswered for 12 s, then node 0's store at that port.
-J=unanswered
-ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29584 --nproc-per-node 1 --rdzv-timeout 60)
-bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
+# --- 5 and 6. HELLOs unanswered for a while, then node 0's store at that port.
+# unanswered_then_store JOB PORT HOW SECONDS WORDS: for SECONDS node 0's host listens on PORT
+# and, HOW, closes each connection at once ("close") or holds it open, never reading ("hold");
+# node 1 waits, says its HELLO got no answer (WORDS), still tries when the listener is gone, and
+# joins node 0's store there.
+unanswered_then_store() {
+  local J=$1 port=$2 how=$3 seconds=$4 words=$5 listener s0 s1
+  ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port "$port" --nproc-per-node 1 --rdzv-timeout 60)
+  bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
 import socket, sys, time
-server = socket.create_server((sys.argv[1], 29584))
+server = socket.create_server((sys.argv[1], int(sys.argv[2])))
 server.settimeout(0.2)
-end = time.time() + 12
+held, end = [], time.time() + float(sys.argv[4])
 while time.time() < end:
     try:
-        server.accept()[0].close()
+        connection = server.accept()[0]
     except socket.timeout:
-        pass
-' "$MASTER" &
-closer=$!
-start $J 1 no_env "${ARGS[@]}" --node-rank 1
-said_by "$WORK/$J.out.1" "waiting for" 12
-check "HELLOs closed unanswered: node 1 tries again, and says node 0 did not answer its HELLO" \
-  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29584: node 0's launcher did not answer this launcher's HELLO (the connection closed): too busy or out of descriptors (its own log says which), or something else listens on the port; [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.1" || show $J
-wait $closer
-start $J 0 no_env "${ARGS[@]}" --node-rank 0
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
-check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1)" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
-
-# --- 6. A HELLO held unanswered (accepted, never read from) for 14 s, then node 0's store.
-J=silent
-ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29585 --nproc-per-node 1 --rdzv-timeout 60)
-bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
-import socket, sys, time
-server = socket.create_server((sys.argv[1], 29585))
-server.settimeout(0.2)
-held, end = [], time.time() + 14
-while time.time() < end:
-    try:
-        held.append(server.accept()[0])
-    except socket.timeout:
-        pass
-' "$MASTER" &
-holder=$!
-start $J 1 no_env "${ARGS[@]}" --node-rank 1
-said_by "$WORK/$J.out.1" "waiting for" 16
-check "HELLO held unanswered: after its 10 s node 1 says node 0 did not answer its HELLO (no answer)" \
-  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29585: node 0's launcher did not answer this launcher's HELLO (no answer): too busy or out of descriptors (its own log says which), or something else listens on the port; [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.1" || show $J
-wait $holder
-check "... node 1 still tries: not ended when the holder let go" [ ! -e "$WORK/$J.status.1" ] || show $J
-start $J 0 no_env "${ARGS[@]}" --node-rank 0
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
-check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1), one waiting line ($(waiting_lines "$WORK/$J.out.1"))" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1' && [ $(waiting_lines "$WORK/$J.out.1") = 1 ]" || show $J
+        continue
+    if sys.argv[3] == "close":
+        connection.close()
+    else:
+        held.append(connection)
+' "$MASTER" "$port" "$how" "$seconds" &
+  listener=$!
+  start $J 1 no_env "${ARGS[@]}" --node-rank 1
+  said_by "$WORK/$J.out.1" "waiting for" 16
+  check "HELLOs met by a listener that does \"$how\": node 1 says node 0 did not answer its HELLO ($words)" \
+    grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:$port: node 0's launcher did not answer this launcher's HELLO ($words): too busy or out of descriptors (its own log says which), or something else listens on the port; [0-9]* s of --rdzv-timeout 60 s left$" \
+    "$WORK/$J.out.1" || show $J
+  wait $listener
+  check "... node 1 still tries: not ended when the listener let go" [ ! -e "$WORK/$J.status.1" ] || show $J
+  start $J 0 no_env "${ARGS[@]}" --node-rank 0
+  s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+  check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1), one waiting line ($(waiting_lines "$WORK/$J.out.1"))" \
+    bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1' && [ $(waiting_lines "$WORK/$J.out.1") = 1 ]" || show $J
+}
+unanswered_then_store unanswered 29584 close 12 "the connection closed"
+unanswered_then_store silent 29585 hold 14 "no answer"
 finish
