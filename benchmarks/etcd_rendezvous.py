@@ -48,8 +48,7 @@ sys.path.insert(0, HERE)
 import elastic_scale as es  # noqa: E402  (its noted worker and counting)
 import scale_nodes as sn  # noqa: E402  (its namespace, ports and markers)
 import supervision as sv  # noqa: E402  (its launcher_processes)
-from etcd_requests import etcd_load, loopback_etcd  # noqa: E402  (etcd on loopback, its load)
-import etcd_requests  # noqa: E402  (requests and transport)
+import etcd_requests  # noqa: E402  (etcd on loopback, its load; requests and transport)
 
 TESTS = os.path.join(HERE, "..", "tests", "cluster")
 NODE_TIMEOUT = "2"
@@ -280,7 +279,7 @@ ETCD_CALLS = ("Put", "Txn", "Range", "Watch", "LeaseKeepAlive")
 
 def load_since(before, members, endpoints, n):
     """etcd's CPU seconds and its calls per launcher since `before`."""
-    cpu, calls = etcd_load(members, endpoints)
+    cpu, calls = etcd_requests.etcd_load(members, endpoints)
     return cpu - before[0], {c: (calls[c] - before[1][c]) / (n + 1) for c in ETCD_CALLS}
 
 
@@ -300,7 +299,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
     if conf and backend == "etcd":
         rdzv += ["--rdzv-conf", conf]
     launchers, load = [], []
-    before = etcd_load(members, endpoints)
+    before = etcd_requests.etcd_load(members, endpoints)
     for node in range(n + 1):
         launchers.append(subprocess.Popen(
             [aml, "--nnodes", f"{n}:{n}", "--nproc-per-node", "1", "--rdzv-id", f"s-{mark}",
@@ -321,7 +320,7 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
     replaced = None
     if lose_node0:
         time.sleep(run_for)
-        before = etcd_load(members, endpoints)
+        before = etcd_requests.etcd_load(members, endpoints)
         replaced = lose_and_replace(work, launchers, n, 0, 0.05)
         load.append(load_since(before, members, endpoints, n))
     stop_all(launchers, mark)
@@ -330,12 +329,9 @@ def scale_trial(aml, n, backend, endpoints, lose_node0, node_timeout, members, c
 
 
 def scale(aml, sizes, trials, node_timeout, baseline=None, run_for=1.0):
-    sn.in_own_namespace(__file__)
-    # tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of its own.
-    etcd_work = tempfile.mkdtemp(prefix="aml-etcd-loopback-",
-                                 dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    procs, endpoints = loopback_etcd(etcd_work)
-    try:
+    # On tmpfs: the members share this machine with N launchers; a cluster gives etcd disks of
+    # its own.
+    with etcd_requests.etcd_alone(__file__, "loopback") as (procs, endpoints):
         print(f"N simulated nodes + 1 spare on one machine (one namespace, loopback), etcd's three "
               f"members on the same two cores; --node-timeout {node_timeout} s (etcd: the lease's "
               f"TTL); node 0 lost {run_for:g} s after round 0's last worker started; medians of "
@@ -380,10 +376,6 @@ def scale(aml, sizes, trials, node_timeout, baseline=None, run_for=1.0):
                       " | ".join(f"{c:.1f}" for c in calls) + " |")
         if baseline:
             compare_builds(sizes, versus)
-    finally:
-        for p in procs:
-            p.kill()
-        shutil.rmtree(etcd_work, ignore_errors=True)
 
 
 def compare_builds(sizes, versus):

@@ -106,7 +106,7 @@ check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
 # node 1 waits, says its HELLO got no answer (WORDS), still tries when the listener is gone, and
 # joins node 0's store there.
 unanswered_then_store() {
-  local J=$1 port=$2 how=$3 seconds=$4 words=$5 listener s0 s1
+  local J=$1 port=$2 how=$3 seconds=$4 words=$5 listener s0 s1 ARGS
   ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port "$port" --nproc-per-node 1 --rdzv-timeout 60)
   bash "$CLUSTER" exec "$NET" 0 env AML_TEST_MARK="$MARK" /usr/bin/python3 -c '
 import socket, sys, time
