@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What the main build's debug information costs (scripts/build.sh): the whole tree built from
-# nothing with gcc RelWithDebInfo, -O2 with -g (CMake's default) and with -g1 (functions and line
-# tables, what scripts/build.sh gives), in turn, PAIRS times; each build's wall time and CPU
-# seconds (user + system of every compile and link), the medians and their ratio.
+# What debug information costs a gcc RelWithDebInfo build: the whole tree built from nothing,
+# -O2 with -g (CMake's default) and with -g1 (functions and line tables; scripts/build.sh gave it
+# until the main build became a user's Release build, with none), in turn, PAIRS times; each
+# build's wall time and CPU seconds (user + system of every compile and link), the medians and
+# their ratio.
 # usage: benchmarks/build_debug_info.sh [PAIRS]   (default 1; the machine otherwise idle)
 set -eu
 cd "$(dirname "$0")/.."

@@ -41,10 +41,32 @@ if(NOT AML_ZIG)
   set(AML_ZIG "${AML_ZIG}" CACHE FILEPATH "The zig binary of the portable build")
 endif()
 
-set(CMAKE_C_COMPILER "${AML_ZIG}")
-set(CMAKE_C_COMPILER_ARG1 "cc -target ${AML_PORTABLE_TARGET}")
-set(CMAKE_CXX_COMPILER "${AML_ZIG}")
-set(CMAKE_CXX_COMPILER_ARG1 "c++ -target ${AML_PORTABLE_TARGET}")
+# The compilers are two scripts in the build tree, zig-toolchain/zig-cc and zig-c++, that call
+# `zig cc` and `zig c++`: a compiler launcher (ccache) takes a compiler, not a command with a
+# subcommand. They hand Zig its own headers and libc++ through a link in the build tree
+# (ZIG_LIB_DIR), which Zig names relative to the build tree: pip's isolated build environments
+# put Zig somewhere new each time, and a compiler cache would otherwise see new headers in every
+# build and share nothing between them (cmake/PortableCompilerCache.cmake). What Zig keeps of each
+# compile (its output, and each preprocessed file a compiler cache asks for) goes to a cache in
+# the build tree (ZIG_LOCAL_CACHE_DIR), gone with it: in Zig's own cache in ~/.cache/zig it was
+# hundreds of megabytes a build that no later build read. libc++ and glibc's stubs stay there.
+execute_process(COMMAND "${AML_ZIG}" env OUTPUT_VARIABLE _aml_zig_env ERROR_QUIET)
+if(NOT _aml_zig_env MATCHES "lib_dir\"?[ :=]+\"([^\"]+)\"")  # zig env: JSON, or ZON since 0.15
+  message(FATAL_ERROR "The portable build's Zig (${AML_ZIG}) did not say where its lib folder is (zig env)")
+endif()
+set(_aml_zig_wrappers "${CMAKE_BINARY_DIR}/zig-toolchain")
+file(MAKE_DIRECTORY "${_aml_zig_wrappers}")
+file(CREATE_LINK "${CMAKE_MATCH_1}" "${_aml_zig_wrappers}/lib" SYMBOLIC)
+foreach(_aml_driver cc c++)
+  file(WRITE "${_aml_zig_wrappers}/zig-${_aml_driver}"
+       "#!/bin/sh\nZIG_LIB_DIR='${_aml_zig_wrappers}/lib' ZIG_LOCAL_CACHE_DIR='${_aml_zig_wrappers}/cache' exec '${AML_ZIG}' ${_aml_driver} \"$@\"\n")
+  file(CHMOD "${_aml_zig_wrappers}/zig-${_aml_driver}" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
+       GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+endforeach()
+set(CMAKE_C_COMPILER "${_aml_zig_wrappers}/zig-cc")
+set(CMAKE_C_COMPILER_ARG1 "-target ${AML_PORTABLE_TARGET}")
+set(CMAKE_CXX_COMPILER "${_aml_zig_wrappers}/zig-c++")
+set(CMAKE_CXX_COMPILER_ARG1 "-target ${AML_PORTABLE_TARGET}")
 
 # The host's /usr/include is never searched: its glibc headers are newer than the glibc the
 # binaries are linked against (cmake/PortableHeaders.cmake).

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The builds a user types, each as `cmake -S . -B DIR -DCMAKE_BUILD_TYPE=T && cmake --build DIR`
-# (the default generator), where scripts/test.sh's own builds do not cover them: gcc Release
-# (README's build from source). The suite's other builds are gcc RelWithDebInfo (the main
-# build, NDEBUG), clang Debug (the sanitizer build: no NDEBUG, every assert compiled) and clang
-# Release (the release: Zig's clang, NDEBUG, for x86_64 and aarch64); Debug with gcc, MinSizeRel
-# and the other compilers' types compile the same code under the same NDEBUG or its absence as
-# these (a build type changes optimisation, not what compiles): built on request
-# (scripts/build-types.sh gcc-Debug clang-Release gcc-MinSizeRel ...), not by the suite, to
-# keep it under 30 minutes. Each is
-# built as far as its check needs: what a user installs and links (the launcher,
-# aml-preflight, the libraries, the examples), without the tests and benchmarks
-# (-DAML_BUILD_TESTS=OFF -DAML_BUILD_BENCHMARKS=OFF: two thirds of the compile, already built
-# twice), into build-types/ (removed afterwards), through ccache where it is installed (a second
-# run of the suite compiles nothing again). A user's build must not treat warnings as errors
-# (checked in each configuration's compile commands) and must print none (a warning fails it).
+# (the default generator): gcc Release by default, docs/contributing.md's build from source and
+# the suite's main build (scripts/build.sh, where the project's own checks add nothing to the
+# compile commands). The suite's other builds are clang Debug (the sanitizer build: no NDEBUG,
+# every assert compiled) and clang Release (the release: Zig's clang, NDEBUG, for x86_64 and
+# aarch64); Debug with gcc, RelWithDebInfo, MinSizeRel and the other compilers' types compile the
+# same code under the same NDEBUG or its absence as these (a build type changes optimisation, not
+# what compiles): built on request (scripts/build-types.sh gcc-Debug clang-Release
+# gcc-RelWithDebInfo ...), not by the suite. Each is built as far as its check needs: what a user
+# installs and links (the launcher, aml-preflight, the libraries, the examples), without the
+# tests and benchmarks (-DAML_BUILD_TESTS=OFF -DAML_BUILD_BENCHMARKS=OFF), into build-CONFIG/
+# (removed afterwards; beside build/, so that through ccache, where it is installed, gcc Release
+# takes every object from the main build: ccache names paths relative to each build folder). A
+# user's build must not treat warnings as errors (checked in each configuration's compile
+# commands) and must print none (a warning fails it; ccache shows a cached object's warnings).
 # usage: scripts/build-types.sh [COMPILER-TYPE ...]   (default: gcc-Release)
 set -eu
 cd "$(dirname "$0")/.."
@@ -23,9 +23,8 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-root=build-types
-mkdir -p "$root"
-trap 'rm -rf "$root"' EXIT
+dirs=()
+trap 'rm -rf "${dirs[@]}"' EXIT
 for config in "${configs[@]}"; do
   compiler=${config%%-*} type=${config#*-}
   case "$compiler" in
@@ -33,7 +32,8 @@ for config in "${configs[@]}"; do
     clang) cc=clang cxx=clang++ ;;
     *) echo "build-types: unknown compiler in $config" >&2; exit 2 ;;
   esac
-  dir="$root/$config"
+  dir="build-$config"
+  dirs+=("$dir" "$dir.log")
   start=$(date +%s)
   CC=$cc CXX=$cxx cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE="$type" -DAML_BUILD_TESTS=OFF \
     -DAML_BUILD_BENCHMARKS=OFF "${launcher[@]}" >"$dir.log" 2>&1 ||

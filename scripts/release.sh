@@ -52,7 +52,11 @@ for arch in $arches; do
   echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
   # build works in an isolated environment with pyproject.toml's build requirements.
   # The build fetches the pinned sources it compiles in, as a user's pip install does.
+  # Each architecture in a build folder of its own inside the source tree: where ccache is the
+  # compiler launcher, README's pip install . (tests/docs/get_it_test.sh builds in the same
+  # folder of its tree) and this build share their objects (cmake/PortableCompilerCache.cmake).
   "$python" -m build --wheel -o "$work/raw-$arch" -C cmake.define.AML_PORTABLE_ARCH="$arch" \
+    -C build-dir="build-wheel/$arch" \
     ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} "$source_dir" >"$work/wheel-$arch.log" 2>&1 ||
     { tail -40 "$work/wheel-$arch.log"; exit 1; }
   raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)

@@ -1,36 +1,39 @@
 #!/usr/bin/env bash
 # Command 2 of the README: the whole test suite.
-#  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage),
-#     one file a compile (no unity build: every file must stand on its own includes), then every
-#     test but those that load the rank library into python3 (an ASan library cannot be loaded
-#     there), the style check, the packaging tests (their consumer is built by gcc), the release
-#     tests and the container test (they test the release artifacts), the client frameworks
-#     (they test the launcher's environment, not its memory safety), the docs' tests (their
-#     Python loads the rank library), and the tests whose time is another program's, on paths
-#     of the launcher's that other tests here take: JAX's (Python and XLA), the scheduler
-#     examples' (Python), a real Slurm's daemons, 256 launchers at once (the stage's one scale
-#     test would hold the machine alone: the 3-node and elastic tests cover the same code), and
-#     the 3-node torch jobs under each scheduler's variables (torch's time; the hostile clients
-#     are launcher.store_hostile's, the losses launcher.node_liveness's and elastic's)
-#  2. the main gcc build (RelWithDebInfo, the unity build a user gets, with -g1 (line tables) in
-#     place of -g: the same code, a third less CPU; scripts/build.sh): the GPU-only tests
-#     (reported as skipped where there is no GPU), then every other test, the client frameworks
-#     among them; then the release artifacts' tests (scripts/release.sh for x86_64 and aarch64),
-#     the newcomers' walks through the docs among them (they take the release's binaries)
-#  3. beside the tests, at idle priority (they take only the CPU the tests leave, so the tests
-#     run as on a quiet machine), in the order the tests need them: during the sanitizer tests
-#     the main build, and beside it the libFuzzer targets, a fixed number of inputs each
-#     (environment parsers, store frames, the store's handshake with a real server and a job
-#     secret, console tagging, etcd's gRPC messages, torch's wire, the relay's); then the
-#     release build (for step 2's release tests) and beside it README's pip install . from a
-#     fresh tree (docs.get_it: a build of its own); once the release build is done, the build a
-#     user types that
-#     the suite's own do not cover (gcc Release; the release is clang's Release, the sanitizer
-#     build clang's Debug; scripts/build-types.sh: warnings are errors only in this script's own
-#     builds)
+#  1. a clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and fuzzer coverage), a
+#     unity build (that every header stands on its own includes is the main build's check:
+#     cmake/HeadersAlone.cmake), then every test but those that load the rank library into
+#     python3 (an ASan library cannot be loaded there), the style check, the packaging tests
+#     (their consumer is built by gcc), the release tests and the container test (they test the
+#     release artifacts), the client frameworks (they test the launcher's environment, not its
+#     memory safety), the docs' tests (their Python loads the rank library), and the tests whose
+#     time is another program's, on paths of the launcher's that other tests here take: JAX's
+#     (Python and XLA), the scheduler examples' (Python), a real Slurm's daemons, 256 launchers
+#     at once (the stage's one scale test would hold the machine alone: the 3-node and elastic
+#     tests cover the same code), and the 3-node torch jobs under each scheduler's variables
+#     (torch's time; the hostile clients are launcher.store_hostile's, the losses
+#     launcher.node_liveness's and elastic's)
+#  2. the main gcc build (a user's Release build, with each header compiled alone too:
+#     scripts/build.sh): the GPU-only tests (reported as skipped where there is no GPU), then
+#     every other test, the client frameworks among them; then the release artifacts' tests
+#     (scripts/release.sh for x86_64 and aarch64), the newcomers' walks through the docs among
+#     them (they take the release's binaries)
+#  3. beside the tests, at low priority (they take only the CPU the tests leave, so the tests
+#     run as on a quiet machine), the builds the next stage's tests wait for ahead of the rest:
+#     during the sanitizer tests the main build, and beside it the libFuzzer targets
+#     (scripts/fuzz.sh --suite: each kept corpus replayed, then a short burst of new inputs);
+#     then the release build (for step 2's release tests), and behind it README's pip install .
+#     from a fresh tree (docs.get_it) and the build a user types (gcc Release;
+#     scripts/build-types.sh: warnings are errors only in the project's own builds)
+# Every compile goes through ccache (its folder, ~/.cache/ccache, outlives the clone, as the
+# pinned sources in ~/.cache/aml-launch do): the gcc Release build a user types takes every
+# object from the main build, README's pip install . its x86_64 objects from the release's
+# (both Zig, cmake/PortableCompilerCache.cmake), and a run after another of the same sources
+# compiles nothing again. Each build's hit rate is printed at the end.
 # Each stage's time is printed at the end (and at a failure, up to it), with the CPUs' busy share
-# meanwhile, each job beside the tests' own CPU-seconds and the suite's core-seconds in all;
-# the last line counts every test of every ctest run, and the machine check.
+# meanwhile, each job beside the tests' own CPU-seconds and the suite's core-seconds in all, each
+# build's ccache hits, and the 20 slowest tests; the last line counts every test of every ctest
+# run, and the machine check.
 # The machine check (tests/machine/machine_state.py, DESIGN §7): before the first build, that no
 # earlier run left the machine damaged (/dev/null and the other devices, /tmp, /etc's files; a
 # damaged machine stops the suite there, repaired by nothing but a person or scripts/setup.sh),
@@ -52,8 +55,16 @@ netns_mounted_before=$(findmnt -n /run/netns >/dev/null && echo yes || echo no)
 # Every process of the suite carries it (the tests' own netns launchers carry AML_TEST_MARK).
 export AML_TEST_SUITE="suite-$$-$(date +%s)"
 jobs=$(nproc)
+# Tests at once: one more than the cores. A test mostly waits (for its processes, a timeout, a
+# line): at two a core the tests kept the CPUs about half busy. RUN_SERIAL tests run alone.
+test_jobs=$((jobs + 1))
 export AML_WARNINGS_AS_ERRORS=ON  # the project's own builds (scripts/build.sh reads it)
 work=$(mktemp -d)
+# ccache for every compile of every build, the packaging tests' and pip's among them. Paths
+# under the repository are hashed relative to each build folder (the main build and the build a
+# user types share objects); each build counts its own hits (CCACHE_STATSLOG, set per build).
+export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$repo"
+mkdir "$work/ccache"
 
 # What the machine's CPUs did, from /proc/stat: "BUSY IDLE" in clock ticks since boot (busy:
 # user, nice, system, irq, softirq, steal; idle: idle, iowait). A stage's share of busy ticks
@@ -99,6 +110,8 @@ finish_up() {
   echo "== stage times (the whole suite: $(($(date +%s) - suite_start)) s; its CPUs busy" \
     "$(busy_share "$suite_cpu" "$cpu_now") %: $(((busy_now - busy_then) / ticks)) core-seconds on $jobs cores)"
   printf '%s\n' "${stages[@]}"
+  ccache_hits
+  slowest_tests 20
   # The closing line: every test of every ctest run, as ctest counted them.
   local passed=0 failed=0 total bad
   for log in "$work"/ctest-*.log; do
@@ -118,6 +131,24 @@ finish_up() {
   echo "$((passed + machine_passed)) passed, $((failed + machine_failed + broken)) failed"
   exit "$status"
 }
+ccache_hits() {  # each build's compiles: how many ccache answered from the cache
+  local log calls hits
+  echo "== ccache hits (of each build's compiles; ~/.cache/ccache)"
+  for log in "$work"/ccache/*; do
+    [ -e "$log" ] || continue
+    calls=$(grep -c '^# ' "$log" || true)
+    hits=$(grep -cxE '(direct|preprocessed)_cache_hit' "$log" || true)
+    printf '%5d of %5d (%3d %%)  %s\n' "$hits" "$calls" $((calls > 0 ? hits * 100 / calls : 0)) "${log##*/}"
+  done
+}
+slowest_tests() {  # slowest_tests N: the N longest tests of every ctest run, with their stage
+  echo "== the $1 slowest tests"
+  for log in "$work"/ctest-*.log; do
+    [ -e "$log" ] || continue
+    sed -nE "s/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: ([^ ]+) .* ([0-9]+\.[0-9]+) sec\$/\2 \1/p" "$log" |
+      sed "s/\$/ (${log##*/ctest-})/; s/\.log)\$/)/"
+  done | sort -rn | head -"$1" | awk '{printf "%7.1f s  %s %s\n", $1, $2, $3}'
+}
 check_machine() {  # the machine as the suite found it (one test of the closing line)
   # ip netns add makes /run/netns a mount point of its own, once: the suite's, when it was not one.
   if [ "$netns_mounted_before" = no ] && findmnt -n /run/netns >/dev/null &&
@@ -133,18 +164,19 @@ check_machine() {  # the machine as the suite found it (one test of the closing 
 }
 trap finish_up EXIT
 
-# beside NAME [--after OTHER] COMMAND...: runs at idle priority beside the foreground stages, in
-# a process group of its own (once OTHER, run beside too, is done: the work the tests need first
-# gets the idle CPU first); its output goes to a log shown if it fails.
+# beside NAME [--first] COMMAND...: runs beside the foreground stages at idle priority, in a
+# process group of its own; its output goes to a log shown if it fails. --first: a build the
+# next stage's tests wait for, ahead of the other jobs beside (nice 19 rather than the idle
+# class: the tests still come first, with 1024 shares of a core to its 15 where both want one;
+# an idle job gets 3).
 beside() {
-  local name=$1 after=""
+  local name=$1 priority=(chrt --idle 0)
   shift
-  if [ "$1" = --after ]; then after=$2 && shift 2; fi
+  if [ "$1" = --first ]; then priority=(nice -n 19) && shift; fi
   set -m
   (
-    while [ -n "$after" ] && [ ! -e "$work/$after.done" ]; do sleep 1; done
     started=$(date +%s) status=0
-    chrt --idle 0 "$@" >"$work/$name.log" 2>&1 || status=$?
+    "${priority[@]}" "$@" >"$work/$name.log" 2>&1 || status=$?
     # Its CPU time (user + system, of every process it waited for): what it cost the tests.
     times >"$work/$name.times"  # not in a pipe: a subshell's children would be none
     cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); s += t[1] * 60 + t[2] }
@@ -170,58 +202,23 @@ wait_for() {
 run_ctest() {  # run_ctest NAME ARGS...: ctest with its output kept for the count at the end
   local name=$1
   shift
-  (set -o pipefail; ctest -j"$jobs" --output-on-failure "$@" 2>&1 | tee "$work/ctest-$name.log")
+  (set -o pipefail; ctest -j"$test_jobs" --output-on-failure "$@" 2>&1 | tee "$work/ctest-$name.log")
 }
 
-stage "sanitizer build (clang, ASan + UBSan, a file a compile)"
+stage "sanitizer build (clang, ASan + UBSan, unity)"
 san_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=OFF \
+cmake -S . -B build-san -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$san_flags -fsanitize=fuzzer-no-link" -DCMAKE_C_FLAGS="$san_flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$san_flags" -DCMAKE_SHARED_LINKER_FLAGS="$san_flags" \
   -DAML_BUILD_FUZZERS=ON -DAML_BUILD_BENCHMARKS=OFF -DAML_WARNINGS_AS_ERRORS=ON >/dev/null
-cmake --build build-san
+CCACHE_STATSLOG="$work/ccache/sanitizer build" cmake --build build-san
 
-beside "main build (gcc)" scripts/build.sh
-# fuzz TARGET SEED_DIR RUNS: RUNS inputs (the same work whatever else the machine does),
-# starting from the seeds kept in the repository. Sized to what each finds (2026-11-28, a quiet
-# core, -seed=1): the targets still finding new edges near the end of 35 s keep their 35 s of
-# inputs (env parsers, the handshake, etcd's answers); the others stop at about twice the input
-# where their last new edge came (store frames 264k, torch's wire 109k, the relay's 1.3k,
-# tagging 2.7k: their last inputs found features of edges already covered).
-fuzz() {
-  local corpus status=0
-  corpus=$(mktemp -d)
-  cp "$2"/* "$corpus"/
-  echo "== fuzzing $1 ($3 inputs)"
-  # -timeout is wall time, and at idle priority the tests beside can leave a target no CPU for
-  # seconds (the handshake target timed out in one suite run): a hang is still caught at 120 s.
-  build-san/tests/fuzz/"$1" -runs="$3" -max_total_time=900 -max_len=4096 -timeout=120 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$corpus/" "$corpus" \
-    >"$corpus.log" 2>&1 || status=$?
-  if [ "$status" != 0 ]; then
-    tail -40 "$corpus.log"  # the crash, its stack and the input that caused it
-  else
-    grep -E "^stat::number_of_executed_units|^Done" "$corpus.log"
-  fi
-  rm -rf "$corpus" "$corpus.log"
-  return "$status"
-}
-fuzz_all() {
-  fuzz fuzz_env_parsers tests/fuzz/corpus 175000 &&
-    fuzz fuzz_store_frames tests/fuzz/store_corpus 500000 &&
-    fuzz fuzz_store_handshake tests/fuzz/handshake_corpus 50000 &&
-    fuzz fuzz_tag_lines tests/fuzz/tag_corpus 250000 &&
-    fuzz fuzz_etcd_answers tests/fuzz/etcd_corpus 250000 &&
-    fuzz fuzz_torch_wire tests/fuzz/torch_corpus 250000 &&
-    fuzz fuzz_relay_wire tests/fuzz/relay_corpus 300000
-}
-export -f fuzz fuzz_all
-# From the sanitizer build on, beside the main build: one core's work, and the main build is
-# done long before the sanitizer tests are.
-# Their corpora in the suite's own folder: a suite stopped by a failed stage kills them before
-# they clean up, and what they leave goes with that folder.
-beside "fuzzing" env TMPDIR="$work" bash -c fuzz_all
+beside "main build (gcc)" --first env CCACHE_STATSLOG="$work/ccache/main build" scripts/build.sh
+# The fuzzers from the sanitizer build, beside the main build: one core's work for a minute.
+# Their copies of the corpora in the suite's own folder: a suite stopped by a failed stage kills
+# them before they clean up, and what they leave goes with that folder.
+beside "fuzzing" env TMPDIR="$work" scripts/fuzz.sh --suite
 stage "sanitizer tests"
 # The elastic suite under etcd and the lease's fault suite run once, in the main stage: here
 # etcd's code is covered by its own suite (launcher.etcd_rendezvous) and the elastic suite on
@@ -234,18 +231,21 @@ wait_for "main build (gcc)"
 export AML_RELEASE_BUILT_BY="$work/release"
 exec {release_lock}>"$AML_RELEASE_BUILT_BY.lock"
 flock "$release_lock"
-beside "release build (x86_64 and aarch64)" bash -c \
+# Ahead of README's pip install . (below), which compiles the same x86_64 objects a few times
+# slower and so mostly takes them from ccache.
+beside "release build (x86_64 and aarch64)" --first env \
+  CCACHE_STATSLOG="$work/ccache/release build (x86_64 and aarch64)" bash -c \
   'scripts/release.sh build/dist 2>&1 | tee "$1.log"; status=${PIPESTATUS[0]}; echo $status >"$1"; exit $status' _ \
   "$AML_RELEASE_BUILT_BY"
 exec {release_lock}>&-  # the build holds it now, until it ends
-# README's pip install . from a fresh tree: a build of its own that needs nothing of the others,
-# beside the release build from here (at the end of the suite, after the release's, it was the
-# release stage's longest test: 200-300 s on the critical path). Its ctest log is counted too.
-# Its folders under the suite's own: a test killed at its timeout leaves nothing in /tmp.
-beside "ctest-readme-get-it" env TMPDIR="$work" bash -c 'cd build && ctest -R "^docs\.get_it$" --output-on-failure'
-
-# After the release build: its tests wait for it, these only the suite's end.
-beside "the builds a user types" --after "release build (x86_64 and aarch64)" scripts/build-types.sh
+# README's pip install . from a fresh tree: its own build, beside the release build. Its ctest
+# log is counted too. Its folders under the suite's own: a test killed at its timeout leaves
+# nothing in /tmp.
+beside "ctest-readme-get-it" env CCACHE_STATSLOG="$work/ccache/README's pip install ." TMPDIR="$work" bash -c \
+  'cd build && ctest -R "^docs\.get_it$" --output-on-failure'
+# The gcc Release build a user types: every object from the main build's, through ccache.
+beside "the builds a user types" env CCACHE_STATSLOG="$work/ccache/the builds a user types" \
+  scripts/build-types.sh
 
 cd build
 stage "GPU-only tests"

@@ -17,6 +17,29 @@ expect_status() {  # expect_status NAME WANTED COMMAND...
   else failed=$((failed + 1)); echo "FAIL $name: exit $got, wanted $wanted"; fi
 }
 
+# Cases of one test that wait on timers of their own (a progress line's 10 s, a timeout) and
+# share nothing but the test's hosts, at once rather than one after another: each FUNCTION in
+# a subshell of its own, in the background; then each one's output in the order given, and its
+# checks added to this shell's. A case that ended without its counts is a failed check.
+run_cases() {  # run_cases FUNCTION...
+  local f p q pids=() dir
+  dir=$(mktemp -d)
+  for f in "$@"; do
+    (passed=0 failed=0; "$f"; echo "run_cases: $passed $failed") >"$dir/$f" 2>&1 &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  for f in "$@"; do
+    grep -v '^run_cases: ' "$dir/$f"
+    if read -r _ p q < <(grep '^run_cases: ' "$dir/$f"); then
+      passed=$((passed + p)) failed=$((failed + q))
+    else
+      failed=$((failed + 1)) && echo "FAIL case $f ended before it counted its checks"
+    fi
+  done
+  rm -rf "$dir"
+}
+
 finish() {
   echo "$passed passed, $failed failed"
   [ "$failed" = 0 ]

@@ -18,6 +18,8 @@
 # 6. The same with node 1's connections held open and silent (a store too busy to read them):
 #    after the HELLO's 10 s node 1 says its HELLO got no answer, tries again (one line, not one
 #    a try), and joins.
+# The cases share the hosts and nothing else (each its own ports and job): they run at once
+# (run_cases), each waiting on its own timers.
 # usage: rendezvous_progress_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -41,65 +43,73 @@ said_by() {  # said_by FILE PATTERN SECONDS: the pattern appears within SECONDS
 }
 
 # --- 1. Node 1 waits for node 0, which is not there yet.
-J=absent
-ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29581 --nproc-per-node 1 --rdzv-timeout 60)
-start $J 1 no_env "${ARGS[@]}" --node-rank 1
-said_by "$WORK/$J.out.1" "waiting for" 12
-check "node 0 absent: within 10 s node 1 names node 0's store, the dial's reason and the time left" \
-  grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29581: connection refused (nothing listens there yet.*); [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.1" || show $J
-check "... one line, not a flood ($(waiting_lines "$WORK/$J.out.1"))" [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
-start $J 0 no_env "${ARGS[@]}" --node-rank 0
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
-check "node 0 comes: the job runs and ends 0 on both ($s0 $s1)" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
-check "... and node 1 said nothing more of its wait ($(waiting_lines "$WORK/$J.out.1") line)" \
-  [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
+case_absent() {
+  J=absent
+  ARGS=(--nnodes 2 --master-addr "$MASTER" --master-port 29581 --nproc-per-node 1 --rdzv-timeout 60)
+  start $J 1 no_env "${ARGS[@]}" --node-rank 1
+  said_by "$WORK/$J.out.1" "waiting for" 12
+  check "node 0 absent: within 10 s node 1 names node 0's store, the dial's reason and the time left" \
+    grep -q "aml-launch: node 1 (.*): waiting for node 0's rendezvous store at $MASTER:29581: connection refused (nothing listens there yet.*); [0-9]* s of --rdzv-timeout 60 s left$" \
+    "$WORK/$J.out.1" || show $J
+  check "... one line, not a flood ($(waiting_lines "$WORK/$J.out.1"))" [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
+  start $J 0 no_env "${ARGS[@]}" --node-rank 0
+  s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+  check "node 0 comes: the job runs and ends 0 on both ($s0 $s1)" \
+    bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1'" || show $J
+  check "... and node 1 said nothing more of its wait ($(waiting_lines "$WORK/$J.out.1") line)" \
+    [ "$(waiting_lines "$WORK/$J.out.1")" = 1 ]
+}
 
 # --- 2. Node 0 waits for nodes 1 and 2; node 1 comes and waits with it.
-J=missing
-ADDR1=$(bash "$CLUSTER" addr 1)
-ARGS=(--nnodes 3 --master-addr "$MASTER" --master-port 29582 --nproc-per-node 1 --rdzv-timeout 60)
-start $J 0 no_env "${ARGS[@]}" --node-rank 0
-said_by "$WORK/$J.out.0" "waiting for" 12
-check "nodes 1 and 2 absent: within 10 s node 0 names them missing and the address it heard from" \
-  grep -q "aml-launch: node 0 (.*): waiting for the nodes to join node 0's rendezvous store at $MASTER:29582: node ranks 1, 2 of 3 have not come (come: node 0 at $MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.0" || show $J
-start $J 1 no_env "${ARGS[@]}" --node-rank 1
-said_by "$WORK/$J.out.1" "waiting for the round" 13
-check "node 1 joined: within 10 s it quotes node 0's word on who has come (node 2 not; node 1 at $ADDR1)" \
-  grep -q "aml-launch: node 1 (.*): joined node 0's rendezvous store at $MASTER:29582, waiting for the round: node 0 says node rank 2 of 3 has not come (come: node 0 at $MASTER, node 1 at $ADDR1); [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.1" || show $J
-start $J 2 no_env "${ARGS[@]}" --node-rank 2
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30); s2=$(wait_status $J 2 30)
-check "node 2 comes: the job runs and ends 0 on all three ($s0 $s1 $s2), node 2 never waited 10 s" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && [ '$s2' = 0 ] && [ \"\$(grep -c 'waiting for' '$WORK/$J.out.2')\" = 0 ]" || show $J
+case_missing() {
+  J=missing
+  ADDR1=$(bash "$CLUSTER" addr 1)
+  ARGS=(--nnodes 3 --master-addr "$MASTER" --master-port 29582 --nproc-per-node 1 --rdzv-timeout 60)
+  start $J 0 no_env "${ARGS[@]}" --node-rank 0
+  said_by "$WORK/$J.out.0" "waiting for" 12
+  check "nodes 1 and 2 absent: within 10 s node 0 names them missing and the address it heard from" \
+    grep -q "aml-launch: node 0 (.*): waiting for the nodes to join node 0's rendezvous store at $MASTER:29582: node ranks 1, 2 of 3 have not come (come: node 0 at $MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
+    "$WORK/$J.out.0" || show $J
+  start $J 1 no_env "${ARGS[@]}" --node-rank 1
+  said_by "$WORK/$J.out.1" "waiting for the round" 13
+  check "node 1 joined: within 10 s it quotes node 0's word on who has come (node 2 not; node 1 at $ADDR1)" \
+    grep -q "aml-launch: node 1 (.*): joined node 0's rendezvous store at $MASTER:29582, waiting for the round: node 0 says node rank 2 of 3 has not come (come: node 0 at $MASTER, node 1 at $ADDR1); [0-9]* s of --rdzv-timeout 60 s left$" \
+    "$WORK/$J.out.1" || show $J
+  start $J 2 no_env "${ARGS[@]}" --node-rank 2
+  s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30); s2=$(wait_status $J 2 30)
+  check "node 2 comes: the job runs and ends 0 on all three ($s0 $s1 $s2), node 2 never waited 10 s" \
+    bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && [ '$s2' = 0 ] && [ \"\$(grep -c 'waiting for' '$WORK/$J.out.2')\" = 0 ]" || show $J
+}
 
 # --- 3. etcd's only endpoint: an address on the hosts' network that nobody has.
-J=etcd
-start $J 1 no_env --nnodes 2 --rdzv-backend etcd --rdzv-endpoint 10.77.0.250:2379 --rdzv-id "p-$$" \
-  --nproc-per-node 1 --rdzv-timeout 14
-said_by "$WORK/$J.out.1" "waiting for" 13
-check "etcd unreachable: within 10 s the launcher names etcd's endpoint and what the dial got" \
-  grep -q "aml-launch: .*: waiting for the job's etcd at 10.77.0.250:2379: .*; [0-9]* s of --rdzv-timeout 14 s left$" \
-  "$WORK/$J.out.1" || show $J
-status=$(wait_status $J 1 30)
-check "... and it ends at --rdzv-timeout with the error as before (exit $status)" \
-  bash -c "[ '$status' = 2 ] && grep -q '10.77.0.250:2379.*--rdzv-timeout 14 s' '$WORK/$J.out.1'" || show $J
+case_etcd() {
+  J=etcd
+  start $J 1 no_env --nnodes 2 --rdzv-backend etcd --rdzv-endpoint 10.77.0.250:2379 --rdzv-id "p-$$" \
+    --nproc-per-node 1 --rdzv-timeout 14
+  said_by "$WORK/$J.out.1" "waiting for" 13
+  check "etcd unreachable: within 10 s the launcher names etcd's endpoint and what the dial got" \
+    grep -q "aml-launch: .*: waiting for the job's etcd at 10.77.0.250:2379: .*; [0-9]* s of --rdzv-timeout 14 s left$" \
+    "$WORK/$J.out.1" || show $J
+  status=$(wait_status $J 1 30)
+  check "... and it ends at --rdzv-timeout with the error as before (exit $status)" \
+    bash -c "[ '$status' = 2 ] && grep -q '10.77.0.250:2379.*--rdzv-timeout 14 s' '$WORK/$J.out.1'" || show $J
+}
 
 # --- 4. Elastic: node 0 alone waits for MIN.
-J=elastic
-ARGS=(--nnodes 2:3 --rdzv-endpoint "$MASTER:29583" --rdzv-id "e-$$" --nproc-per-node 1 --rdzv-timeout 60
-  --rdzv-last-call 1)
-start $J 0 no_env "${ARGS[@]}"
-said_by "$WORK/$J.out.0" "waits for at least" 12
-check "elastic, one of 2:3 nodes: within 10 s node 0 says round 0 waits for 2, 1 came, from where" \
-  grep -q "aml-launch: node 0 (.*): round 0 waits for at least 2 nodes (--nnodes 2:3) at node 0's rendezvous store at $MASTER:29583: 1 came: .* ($MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
-  "$WORK/$J.out.0" || show $J
-start $J 1 no_env "${ARGS[@]}"
-s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
-check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
-  bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank [01] of 2 ran' '$WORK/$J.out.1'" || show $J
+case_elastic() {
+  J=elastic
+  ARGS=(--nnodes 2:3 --rdzv-endpoint "$MASTER:29583" --rdzv-id "e-$$" --nproc-per-node 1 --rdzv-timeout 60
+    --rdzv-last-call 1)
+  start $J 0 no_env "${ARGS[@]}"
+  said_by "$WORK/$J.out.0" "waits for at least" 12
+  check "elastic, one of 2:3 nodes: within 10 s node 0 says round 0 waits for 2, 1 came, from where" \
+    grep -q "aml-launch: node 0 (.*): round 0 waits for at least 2 nodes (--nnodes 2:3) at node 0's rendezvous store at $MASTER:29583: 1 came: .* ($MASTER); [0-9]* s of --rdzv-timeout 60 s left$" \
+    "$WORK/$J.out.0" || show $J
+  start $J 1 no_env "${ARGS[@]}"
+  s0=$(wait_status $J 0 30); s1=$(wait_status $J 1 30)
+  check "elastic: the second node comes, round 0 runs, both end 0 ($s0 $s1)" \
+    bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank [01] of 2 ran' '$WORK/$J.out.1'" || show $J
+}
 # --- 5 and 6. HELLOs unanswered for a while, then node 0's store at that port.
 # unanswered_then_store JOB PORT HOW SECONDS WORDS: for SECONDS node 0's host listens on PORT
 # and, HOW, closes each connection at once ("close") or holds it open, never reading ("hold");
@@ -136,6 +146,7 @@ while time.time() < end:
   check "node 0's store answers: node 1 joins, the job runs and ends 0 on both ($s0 $s1), one waiting line ($(waiting_lines "$WORK/$J.out.1"))" \
     bash -c "[ '$s0' = 0 ] && [ '$s1' = 0 ] && grep -q 'rank 1 of 2 ran' '$WORK/$J.out.1' && [ $(waiting_lines "$WORK/$J.out.1") = 1 ]" || show $J
 }
-unanswered_then_store unanswered 29584 close 12 "the connection closed"
-unanswered_then_store silent 29585 hold 14 "no answer"
+case_closed() { unanswered_then_store unanswered 29584 close 12 "the connection closed"; }
+case_held() { unanswered_then_store silent 29585 hold 14 "no answer"; }
+run_cases case_absent case_missing case_etcd case_elastic case_closed case_held
 finish

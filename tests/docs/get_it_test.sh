@@ -28,7 +28,11 @@ mkdir "$WORK/aml-launch"
 cp "$HERE/gloo_train.py" "$WORK/aml-launch/train.py"
 /usr/bin/python3 -m venv --system-site-packages "$WORK/venv"
 started=$(date +%s)
-(cd "$WORK/aml-launch" && . "$WORK/venv/bin/activate" && bash -e -c "$block") >"$WORK/block.log" 2>&1
+# The block as written. Its build folder is the one scripts/release.sh gives this architecture's
+# wheel in its own tree, so that where ccache is the compiler launcher (scripts/test.sh) the two
+# share their objects (cmake/PortableCompilerCache.cmake); pip's command is the user's.
+(cd "$WORK/aml-launch" && . "$WORK/venv/bin/activate" &&
+  SKBUILD_BUILD_DIR="build-wheel/$(uname -m)" bash -e -c "$block") >"$WORK/block.log" 2>&1
 status=$?
 took=$(($(date +%s) - started))
 check "README's get-it block runs from a fresh tree and a new venv (exit $status; $took s)" [ "$status" = 0 ] ||
