@@ -56,7 +56,10 @@ kill_launcher() {
   kill -KILL $(echo $pids | tr ' ' '\n' | sort -rn) 2>/dev/null
 }
 
-ARGS=(--rdzv-last-call 1 --node-timeout 5)
+# Each round here has all three nodes (MAX), and starts the moment the third joins: a last call
+# long enough for a third launcher slow to start on a loaded machine (the sanitizer build's),
+# which with 1 s came after round 0 had begun with two and waited as a spare.
+ARGS=(--rdzv-last-call 10 --node-timeout 5)
 # --- 1. Node 0 comes back.
 J=back
 for h in 0 1 2; do
