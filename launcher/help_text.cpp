@@ -145,8 +145,9 @@ stopped the job and no worker failed before or during the stop; 124 when --hang-
 the job hung; 137 when the launcher's supervising half was killed (its guardian says so); 200
 when a notice of the node's end came (preemption, maintenance, --notice-signal) and no worker
 failed after it: preempted, which a scheduler can be told to retry; 0 when every worker exited
-0; 1 when another node's launcher was lost; 2 for bad flags, a bad environment or a failed
-rendezvous (nothing was started); 127 when the command cannot be run.
+0; 1 when another node's launcher was lost; 2 for bad flags, a bad environment, a failed
+rendezvous or a failed health check of a job without a spare (nothing was started); 127 when
+the command cannot be run.
 )";
 
 const char* const kHelpHeader =
@@ -158,6 +159,7 @@ usage: aml-launch [OPTIONS] [--] PROGRAM [ARGS...]
        aml-launch [OPTIONS] -m MODULE [ARGS...]
        aml-launch --dry-run --format json [OPTIONS] [-- PROGRAM ...]
        aml-launch report [-o FILE.html] EVENTS.jsonl...   the job's events as one HTML page
+                                                          (default FILE: job-report.html)
 
 torchrun's command line works as it is: its flags in both spellings (--nproc_per_node and
 --nproc-per-node), --flag VALUE and --flag=VALUE, the script after the flags without --.

@@ -1,5 +1,7 @@
 #include "job_summary.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -20,6 +22,18 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
   if (replace_file(options.summary_file, summary)) return "";
   return "aml-launch: cannot write --summary-file " + options.summary_file + ": " +
          std::strerror(errno) + "\n";
+}
+
+int rendezvous_failed(const Options& options, const Error& error, const NodeIdentity& node,
+                      const ElasticRounds& rounds, const GoodputClock& clock) {
+  constexpr int kNothingStarted = 2;
+  RunOutcome outcome;
+  outcome.exit_code = kNothingStarted;
+  outcome.start_error = error;
+  const std::string said = write_summary_file(options, outcome, node, true, rounds, clock);
+  const std::string text = said + "aml-launch: error: " + error.message() + "\n";
+  (void)!write(STDERR_FILENO, text.data(), text.size());
+  return kNothingStarted;
 }
 
 std::string time_text(const std::string& report, const RunOutcome& outcome,

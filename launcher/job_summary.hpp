@@ -17,6 +17,12 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
                                const NodeIdentity& node, bool final, const ElasticRounds& rounds,
                                const GoodputClock& clock);
 
+// The rendezvous stopped the job before anything started (a fixed-size job's node failed its
+// health check, the nodes disagree, one did not come): the error said, --summary-file written
+// with it as "start_error" and the nodes benched for it. The launcher's status: 2.
+int rendezvous_failed(const Options& options, const Error& error, const NodeIdentity& node,
+                      const ElasticRounds& rounds, const GoodputClock& clock);
+
 // The time line ("aml-launch: time: ..."), where the report says something already (a
 // failure, a stop, a notice) or the job restarted; "" for a run that just succeeded, or one
 // that ended at its start.

@@ -184,23 +184,22 @@ int run(int argc, char** argv) {
         options, plan, *inputs, *auth, *backend,
         [&options](const std::string& text) { say_after_workers(options, text); }, health,
         machine_name(env),
-        [&options, &plan, events](const BenchedNode& node) {
-          record_benched(options, plan.run_id, node);
+        [&options, &plan, events, &rounds](const BenchedNode& node) {
+          record_benched(options, plan, node);
           events->write("node_benched", bench_json(node));
+          rounds.benched_one(node);
         },
         [events](const char* kind, const std::string& why) {
           events->write(kind, {{"why", why}});
         });
-    if (!started) {
-      std::cerr << "aml-launch: error: " << started.error().message() << "\n";
-      return kUsageError;
-    }
+    if (!started) return rendezvous_failed(options, started.error(), node, rounds, (*watch)->clock);
     group = std::move(*started);
   }
   if (!grouped && checked) {
     if (auto failed = alone_health_failure(*health)) {
+      // Nothing was started: the status of every other node of a job that stops at its check.
       std::cerr << "aml-launch: error: " << *failed << "\n";
-      return 1;
+      return kUsageError;
     }
   }
   // One node alone: its workers' stores, new at each round (DESIGN §3).
@@ -221,6 +220,7 @@ int run(int argc, char** argv) {
       if (!agreed) return agreed.error();
       rendezvous_formed_event(**watch, phase, *agreed, asked);
       if (agreed->ended) {
+        rounds.benched(agreed->bench);  // every node's summary lists the bench, its own included
         std::string said;
         launch.ended = ended_while_waiting(*agreed->ended, said);
         if (const HealthResult* failed = health->last().first_failure()) {
@@ -369,11 +369,13 @@ int run(int argc, char** argv) {
   rounds.ended(outcome);
   end_events(events, outcome, node);
   std::string said = write_summary_file(options, outcome, node, true, rounds, (*watch)->clock);
+  std::string verdict;
   if (outcome.start_error)
-    said += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
-  said += failure_summary_text(outcome, node);
-  said += time_text(said, outcome, (*watch)->clock);
-  said += bench_text(rounds.bench());
+    verdict += "aml-launch: cannot start: " + outcome.start_error->message() + "\n";
+  verdict += failure_summary_text(outcome, node);
+  // The verdict last: a scheduler's log view shows the tail, and it should end with the reason.
+  said +=
+      time_text(said + verdict, outcome, (*watch)->clock) + bench_text(rounds.bench()) + verdict;
   if (run_options.guardian_loss_is_node_loss && outcome.stopped &&
       outcome.stopped->guardian_killed) {
     // Gone as a lost node: no word to the others, no will taken back (its connections close

@@ -181,16 +181,19 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
   return NodeGroup::start(std::move(group), std::move(*engine));
 }
 
-void record_benched(const Options& options, const std::string& job_id, const BenchedNode& node) {
-  const std::string line =
-      "aml-launch: benched " + node.host + " (" + node.addr +
-      (node.node_rank >= 0 ? ", node rank " + std::to_string(node.node_rank) : std::string()) +
-      "): " + node.reason + (node.figure.empty() ? "" : ": " + node.figure) +
-      "; it holds no rank again in this job while a spare or MIN allows\n";
-  (void)!write(STDERR_FILENO, line.data(), line.size());
+void record_benched(const Options& options, const LaunchPlan& plan, const BenchedNode& node) {
+  if (plan.topology.elastic) {
+    // A fixed-size job's error names the node already: it ends the job.
+    const std::string line =
+        "aml-launch: benched " + node.host + " (" + node.addr +
+        (node.node_rank >= 0 ? ", node rank " + std::to_string(node.node_rank) : std::string()) +
+        "): " + node.reason + (node.figure.empty() ? "" : ": " + node.figure) +
+        "; it holds no rank again in this job while a spare or MIN allows\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+  }
   if (options.bad_nodes_file.empty()) return;
   nlohmann::ordered_json entry = bench_json(node);
-  entry["job"] = job_id;
+  entry["job"] = plan.run_id;
   const std::string text = entry.dump() + "\n";
   // One write of a line opened for appending: the lines of several jobs do not mix.
   const int fd =

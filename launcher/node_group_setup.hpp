@@ -38,9 +38,10 @@ Result<std::unique_ptr<NodeGroup>> start_node_group(
     std::shared_ptr<HealthWatch> health, const std::string& machine,
     std::function<void(const BenchedNode&)> benched,
     std::function<void(const char*, const std::string&)> waits);
-// A node benched, as the launcher that decided it says it: a line on stderr, and a JSON line
-// appended to --bad-nodes-file (with the job's id) for the scheduler.
-void record_benched(const Options& options, const std::string& job_id, const BenchedNode& node);
+// A node benched, as the launcher that decided it says it (a fixed-size job's: every node that
+// read the verdict): a line on stderr (elastic), and a JSON line appended to --bad-nodes-file
+// (with the job's id) for the scheduler.
+void record_benched(const Options& options, const LaunchPlan& plan, const BenchedNode& node);
 
 void apply_agreement(const Agreement& agreed, const NodeGroup& group, PlanInputs& inputs);
 

@@ -34,6 +34,7 @@ std::optional<Error> EventLog::keep_job_file(std::string path, bool now) {
   if (!file) return file.error();
   job_ = std::move(*file);
   job_on_ = true;
+  job_ever_on_ = true;
   return std::nullopt;
 }
 
@@ -50,9 +51,17 @@ void EventLog::write_job_file(bool on) {
     }
   }
   job_on_ = on && job_ != nullptr;
+  if (job_on_ && !job_ever_on_) {
+    job_ever_on_ = true;
+    if (!backlog_.empty()) job_->append(backlog_);
+    backlog_ = std::string();
+  }
 }
 
-bool EventLog::writing() const { return (own_ && !own_->failed()) || (job_on_ && !job_->failed()); }
+bool EventLog::writing() const {
+  const bool backlogged = !job_path_.empty() && !job_ever_on_ && !job_open_failed_;
+  return (own_ && !own_->failed()) || (job_on_ && !job_->failed()) || backlogged;
+}
 
 const std::string& EventLog::time_prefix(long long seconds) {
   if (seconds != prefix_second_) {
@@ -95,7 +104,16 @@ void EventLog::write(std::string_view kind, nlohmann::ordered_json details, int 
 void EventLog::flush() {
   if (pending_.empty()) return;
   if (own_) own_->append(pending_);
-  if (job_on_) job_->append(pending_);
+  if (job_on_) {
+    job_->append(pending_);
+  } else if (!job_path_.empty() && !job_ever_on_) {
+    if (backlog_.size() + pending_.size() <= kBacklogBytes) {
+      backlog_ += pending_;
+    } else {  // a launcher seated as node 0 only after a long while: its file begins then
+      job_ever_on_ = true;
+      backlog_ = std::string();
+    }
+  }
   pending_.clear();
 }
 

@@ -30,6 +30,7 @@ struct EventSource {
 class EventLog {
  public:
   static constexpr std::uint64_t kRotateBytes = 64ull << 20;
+  static constexpr std::size_t kBacklogBytes = 4u << 20;
 
   // Opens (or creates) `path` for appending; its folder is made where missing.
   static Result<std::unique_ptr<EventLog>> open(std::string path, EventSource source,
@@ -44,7 +45,10 @@ class EventLog {
 
   // --job-events-file: the lines go there too while this launcher is the job's node 0
   // (write_job_file(true)); the file is opened the first time, here at once with `now` (an
-  // error then is the caller's to say; later, it is said and the file left out).
+  // error then is the caller's to say; later, it is said and the file left out). The lines
+  // written before it first opens (an elastic launcher learns it is node 0 when its first round
+  // forms) are kept, up to kBacklogBytes, and go there first: the job's file and node 0's own
+  // hold the same lines from its first.
   std::optional<Error> keep_job_file(std::string path, bool now);
   void write_job_file(bool on);
   bool writes_job_file() const { return job_on_; }
@@ -86,7 +90,9 @@ class EventLog {
   std::unique_ptr<EventSink> job_;  // --job-events-file, once opened
   std::string job_path_;            // "": none asked for
   bool job_on_ = false;
+  bool job_ever_on_ = false;  // the backlog went out, or is no more kept
   bool job_open_failed_ = false;
+  std::string backlog_;  // this launcher's lines before the job's file first opened
   EventSource source_;
   std::uint64_t rotate_bytes_;
   std::string host_json_;  // the source's strings, quoted once

@@ -1,6 +1,9 @@
 // A path the user names (--health-path): there, writable (a file made and removed), and with
 // free space above the bound (a full scratch disk fails the step that writes, late).
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -19,6 +22,30 @@ std::string gib(std::uint64_t bytes) {
   return text;
 }
 
+// Why no file can be made in PATH, where open() names an errno that misleads: /proc answers
+// "No such file or directory" for a folder that is there.
+std::string why_not_writable(const std::string& path, int open_errno, const struct statvfs& space) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISDIR(info.st_mode))
+    return "not a folder (the health check writes a file in it)";
+  if (space.f_flag & ST_RDONLY) return "its file system is mounted read-only";
+  struct statfs kind {};
+  if (statfs(path.c_str(), &kind) == 0) {
+    switch (kind.f_type) {
+      case PROC_SUPER_MAGIC:
+        return "it is on /proc, the kernel's process file system, where no file can be made";
+      case SYSFS_MAGIC:
+        return "it is on /sys, the kernel's sysfs, where no file can be made";
+      case CGROUP_SUPER_MAGIC:
+      case CGROUP2_SUPER_MAGIC:
+        return "it is on a cgroup file system, where no file can be made";
+      default:
+        break;
+    }
+  }
+  return std::strerror(open_errno);
+}
+
 }  // namespace
 
 HealthResult check_path(const HealthSettings& settings, const std::string& path) {
@@ -31,7 +58,7 @@ HealthResult check_path(const HealthSettings& settings, const std::string& path)
   const std::string probe = path + "/.aml-launch-health." + std::to_string(getpid());
   const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
-    result.figure = std::string("not writable: ") + std::strerror(errno);
+    result.figure = "not writable: " + why_not_writable(path, errno, space);
     return result;
   }
   const bool wrote = write(fd, "x", 1) == 1;

@@ -113,13 +113,19 @@ std::string MetricsBoard::render() {
   for (const char* one : {"rendezvous", "running", "recovering", "spare", "stopping", "ended"}) {
     out.sample("aml_launch_state", state == one ? 1 : 0, {{"state", one}});
   }
-  out.single("aml_launch_round", "gauge", "The round under way: 0, then one more at each restart.",
-             round_);
-  out.single("aml_launch_restarts_total", "counter",
-             "Rounds that ended in a failure and were restarted (--max-restarts counts them).",
-             restarts_used_);
-  out.single("aml_launch_restarts_left", "gauge", "Restarts --max-restarts still allows.",
-             std::max(0, max_restarts_ - restarts_used_));
+  // The job's own figures, the same on every node: labelled with the job, so that
+  // max by (run_id) counts each restart once (a sum over the nodes counts it on each).
+  out.family("aml_launch_round", "gauge",
+             "The job's round under way: 0, then one more at each restart.");
+  out.sample("aml_launch_round", round_, {{"run_id", identity_.run_id}});
+  out.family("aml_launch_restarts_total", "counter",
+             "The job's rounds that ended in a failure and were restarted (--max-restarts counts "
+             "them); every node says the same: max by (run_id).");
+  out.sample("aml_launch_restarts_total", restarts_used_, {{"run_id", identity_.run_id}});
+  out.family("aml_launch_restarts_left", "gauge",
+             "Restarts the job's --max-restarts still allows.");
+  out.sample("aml_launch_restarts_left", std::max(0, max_restarts_ - restarts_used_),
+             {{"run_id", identity_.run_id}});
   out.single("aml_launch_workers_running", "gauge", "This node's workers running now.",
              static_cast<double>(running_.size()));
   out.family("aml_launch_worker_exits_total", "counter",

@@ -5,9 +5,10 @@
 namespace aml {
 
 nlohmann::ordered_json bench_json(const BenchedNode& node) {
-  return {{"launcher", node.launcher}, {"host", node.host},           {"addr", node.addr},
-          {"machine", node.machine},   {"node_rank", node.node_rank}, {"reason", node.reason},
-          {"figure", node.figure},     {"time", node.time},           {"round", node.round}};
+  return {{"launcher", node.launcher}, {"pid", node.pid},         {"host", node.host},
+          {"addr", node.addr},         {"machine", node.machine}, {"node_rank", node.node_rank},
+          {"reason", node.reason},     {"figure", node.figure},   {"time", node.time},
+          {"round", node.round}};
 }
 
 std::optional<BenchedNode> benched_from_json(const nlohmann::json& j) {
@@ -22,6 +23,7 @@ std::optional<BenchedNode> benched_from_json(const nlohmann::json& j) {
   node.figure = j.value("figure", std::string());
   node.time = j.value("time", std::string());
   node.round = j.value("round", 0);
+  node.pid = j.value("pid", 0L);
   return node;
 }
 

@@ -22,6 +22,8 @@ struct BenchedNode {
   std::string figure;   // what was seen: "gpu: GPU 1: ...", the failure
   std::string time;     // UTC, when it was benched
   int round = 0;        // the round it was benched before
+  long pid = 0;         // its launcher's pid on its host (0: not known): with the host, the
+                        // launcher's row in `aml-launch report`
 };
 
 // In the order people read it (--bad-nodes-file, the summary, the seats' record).

@@ -70,7 +70,8 @@ struct GroupOptions {
   std::shared_ptr<HealthWatch> health;
   int bench_after = 2;  // elastic: the rounds a node's rank may fail first before it is benched
   // Elastic, on the launcher that gives a round's seats: each node it benches, as it does
-  // (--bad-nodes-file).
+  // (--bad-nodes-file). Fixed-size, on every node that reads it: each node whose failed
+  // health check stopped the job (the scheduler's retry is the one moment to leave it out).
   std::function<void(const BenchedNode&)> benched;
 };
 
@@ -112,6 +113,8 @@ struct SeatedLauncher {
   std::string host;  // for people
   long pid = 0;
   std::string addr;  // as the others reach it: the workers' store admits its workers
+  std::string
+      machine;  // the scheduler's name for the machine (AZ_BATCH_NODE_ID, ...), for the bench
 };
 
 // How a launcher reaches its job's rendezvous, made by the launcher for the backend it chose
@@ -263,6 +266,8 @@ class NodeGroup : public PeerLink {
   Result<bool> open_workers_ports(Agreement& agreement);                   // node 0
   std::optional<std::string> relay_for(const Agreement& agreement) const;  // node 0
   std::string verdict_of(const Agreement& agreement, const std::string& error) const;
+  std::vector<BenchedNode> sick_nodes(const std::vector<NodeInfo>& nodes) const;
+  void record_bench(const std::vector<BenchedNode>& bench) const;  // through options_.benched
   // Under etcd, an elastic round after the first starts at once (node_group_round_at_once.cpp):
   // node 0 says its verdict with its own entry, a member's seat is its entry, and node 0 looks
   // at its members' "gone" keys while the round runs.

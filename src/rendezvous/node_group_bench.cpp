@@ -23,6 +23,8 @@ void NodeGroup::bench_by_last_round(BenchBook& book, const LastRound& last, int 
   if (auto known = last.who.find(id); known != last.who.end()) {
     node.host = known->second.host;
     node.addr = known->second.addr;
+    node.machine = known->second.machine;  // every way to the bench keeps the scheduler's name
+    node.pid = known->second.pid;
   }
   node.node_rank = failure.member_or_node();
   node.time = failure.time.empty() ? utc_timestamp(std::chrono::system_clock::now()) : failure.time;

@@ -114,14 +114,14 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   std::vector<Candidate> joined = {{me, my_rank}};
   std::set<long> gone;
   std::map<long, SeatedLauncher> who = {
-      {me, {options_.self.host, options_.self.pid, options_.self.addr}}};
+      {me, {options_.self.host, options_.self.pid, options_.self.addr, options_.self.machine}}};
   std::map<long, std::string> refused;  // by launcher: why
   // Whether a launcher that came sits out: failing its checks now, or benched.
   auto look_at = [&](long id, int rank, const std::string& host, const std::string& addr,
                      const std::string& machine, const std::string& health) {
     if (!health.empty()) {
       book.add({id, host, addr, machine, rank, "failed its health check", health,
-                utc_timestamp(std::chrono::system_clock::now()), round},
+                utc_timestamp(std::chrono::system_clock::now()), round, who[id].pid},
                round);
       sitting_out[id] = "failed its health check: " + health;
     } else if (const BenchedNode* benched = book.find(id, addr, machine)) {
@@ -144,8 +144,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       seated_without_slot.insert(id);
       joined.push_back({id, rank});
       const auto known = last.who.find(id);
-      who[id] = known != last.who.end() ? known->second : SeatedLauncher{"?", 0, ""};
-      look_at(id, rank, who[id].host, who[id].addr, "", "");
+      who[id] = known != last.who.end() ? known->second : SeatedLauncher{"?", 0, "", ""};
+      look_at(id, rank, who[id].host, who[id].addr, who[id].machine, "");
     }
   }
   std::int64_t seen = 0;
@@ -194,7 +194,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
             continue;
           }
         }
-        who[id] = {host, info ? info->pid : 0, info ? info->addr : std::string()};
+        who[id] = {host, info ? info->pid : 0, info ? info->addr : std::string(),
+                   info ? info->machine : std::string()};
         // The last round's seats say who had which rank; after node 0 came back (a new store
         // without them), the survivors say it themselves.
         const int rank = previous != last.seats.end() ? previous->second : resumed_ ? carried : -1;
@@ -312,7 +313,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     const long id = members.by_rank[static_cast<std::size_t>(rank)];
     seats[id] = rank;
     // With its host and launcher's pid: the round's node 0 names its members from it.
-    record["seats"].push_back({id, rank, who[id].host, who[id].pid, who[id].addr});
+    record["seats"].push_back({id, rank, who[id].host, who[id].pid, who[id].addr, who[id].machine});
     if (id == me) continue;
     answers[id] =
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);

@@ -35,9 +35,11 @@ NodeGroup::LastRound NodeGroup::last_round(int round) {
         const long id = seat[0].get<long>();
         last.seats[id] = seat[1].get<int>();
         if (seat.size() >= 4 && seat[2].is_string() && seat[3].is_number_integer()) {
-          last.who[id] = {
-              seat[2].get<std::string>(), seat[3].get<long>(),
-              seat.size() >= 5 && seat[4].is_string() ? seat[4].get<std::string>() : std::string()};
+          auto text_at = [&seat](std::size_t i) {
+            return seat.size() > i && seat[i].is_string() ? seat[i].get<std::string>()
+                                                          : std::string();
+          };
+          last.who[id] = {seat[2].get<std::string>(), seat[3].get<long>(), text_at(4), text_at(5)};
         }
       }
     }

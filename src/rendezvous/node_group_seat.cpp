@@ -50,6 +50,9 @@ Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   const auto newline = text.find('\n');
   end.ended =
       JobEnd{std::atoi(text.c_str()), newline == std::string::npos ? "" : text.substr(newline + 1)};
+  // The bench as the job's last round left it: a benched node's own summary lists it too.
+  for (int r = round; r >= 0 && r >= round - 2 && end.bench.empty(); --r)
+    end.bench = round_bench(r);
   return std::optional<Agreement>(end);
 }
 

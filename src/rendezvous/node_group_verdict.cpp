@@ -6,11 +6,30 @@
 
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
+#include "supervisor/failure_summary.hpp"
 
 namespace aml {
 
 using std::chrono::milliseconds;
 using namespace group_timing;
+
+// The nodes of a fixed-size round whose health checks failed: benched, as an elastic job's
+// would be, so that every node's --bad-nodes-file and summary name them.
+std::vector<BenchedNode> NodeGroup::sick_nodes(const std::vector<NodeInfo>& nodes) const {
+  std::vector<BenchedNode> sick;
+  const std::string now = utc_timestamp(std::chrono::system_clock::now());
+  for (const NodeInfo& node : nodes) {
+    if (node.health.empty()) continue;
+    sick.push_back({-1, node.host, node.addr, node.machine, node.node_rank,
+                    "failed its health check", node.health, now, round_, node.pid});
+  }
+  return sick;
+}
+
+void NodeGroup::record_bench(const std::vector<BenchedNode>& bench) const {
+  if (!options_.benched) return;
+  for (const BenchedNode& node : bench) options_.benched(node);
+}
 
 Result<Agreement> NodeGroup::lead_round() {
   const int nnodes = options_.self.nnodes;
@@ -66,10 +85,12 @@ Result<Agreement> NodeGroup::lead_round() {
   } else if (auto sick = std::find_if(agreement.nodes.begin(), agreement.nodes.end(),
                                       [](const NodeInfo& n) { return !n.health.empty(); });
              sick != agreement.nodes.end()) {
-    // A fixed-size job cannot go on without it: every node stops before any worker starts.
+    // A fixed-size job cannot go on without it: every node stops before any worker starts,
+    // and each writes the sick nodes down for the scheduler's retry.
     error = "healthy nodes; " + sick->describe() + " at " + sick->addr +
             " failed its health check: " + sick->health +
             " (it holds no rank: the job has no spare; --health-checks)";
+    agreement.bench = sick_nodes(agreement.nodes);
   } else if (auto opened = open_workers_ports(agreement); !opened) {
     return opened.error();
   }
@@ -80,6 +101,7 @@ Result<Agreement> NodeGroup::lead_round() {
     return set.error();
   }
   if (error.empty()) return agreement;
+  if (!options_.elastic) record_bench(agreement.bench);
   // Node 0's store goes away with this launcher: first let the nodes that came read why
   // (etcd keeps the verdict: nobody is waited for there).
   if (on_etcd()) return invalid("rendezvous", round_name(), error);
@@ -130,7 +152,11 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
     return invalid("rendezvous", **text, "node 0's verdict as JSON");
   }
   std::string error = verdict.value("error", std::string("no verdict"));
-  if (!error.empty()) return invalid("rendezvous", round_name(), error);
+  if (!error.empty()) {
+    if (!options_.elastic && verdict.contains("bench"))
+      record_bench(bench_from_json(verdict["bench"]));
+    return invalid("rendezvous", round_name(), error);
+  }
   Agreement agreement;
   agreement.round = round_;
   agreement.worker_master_port = verdict.value("worker_master_port", 0);

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <iomanip>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "report/event_fields.hpp"
@@ -66,9 +67,9 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
       row.marks.push_back(
           {at, "failure", "rank " + std::to_string(rank) + ": " + event_text(details, "status")});
     } else if (kind == "node_benched") {
-      row.marks.push_back(
-          {at, "benched",
-           "benched " + event_text(details, "host") + ": " + event_text(details, "reason")});
+      // Another launcher's bench goes on its row (read_job_story), not on the decider's.
+      if (event_text(details, "host") == row.host && event_int(details, "pid") == row.pid)
+        row.marks.push_back({at, "benched", "benched: " + event_text(details, "reason")});
     } else if (kind == "spare_waiting") {
       spare = true;
       row.marks.push_back({at, "spare", "waits as a spare"});
@@ -107,6 +108,34 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
   return row;
 }
 
+// A bench on the row of the launcher benched, where its own lines are drawn (else SeenNodes
+// draws it as node 0 saw it, the mark with it). Each bench counted once: the decider's file,
+// the job's file and (fixed-size) every node's say it.
+void place_benches(const std::vector<std::pair<long long, Json>>& benches, JobStory& story) {
+  std::set<std::string> counted;
+  for (const auto& bench : benches) {
+    const long long at = bench.first;  // (a structured binding: no lambda may capture it in C++20)
+    const Json& details = bench.second;
+    const std::string host = event_text(details, "host");
+    const long pid = event_int(details, "pid");
+    counted.insert(host + "\n" + event_text(details, "addr") + "\n" + std::to_string(pid) + "\n" +
+                   event_text(details, "round"));
+    for (StoryRow& row : story.rows) {
+      if (!row.seen_by.empty() || row.host != host || pid <= 0 || row.pid != pid) continue;
+      const StoryMark mark{at, "benched", "benched: " + event_text(details, "reason")};
+      const bool has = std::any_of(row.marks.begin(), row.marks.end(), [&](const StoryMark& m) {
+        return m.kind == "benched" && m.at_ms == at;
+      });
+      if (!has) row.marks.push_back(mark);
+    }
+  }
+  story.benched = static_cast<int>(counted.size());
+  for (StoryRow& row : story.rows) {
+    std::stable_sort(row.marks.begin(), row.marks.end(),
+                     [](const StoryMark& a, const StoryMark& b) { return a.at_ms < b.at_ms; });
+  }
+}
+
 }  // namespace
 
 long long utc_millis(const std::string& text) {
@@ -123,6 +152,7 @@ long long utc_millis(const std::string& text) {
 JobStory read_job_story(const std::vector<EventFile>& files) {
   JobStory story;
   SeenNodes seen;
+  std::vector<std::pair<long long, Json>> benches;  // every node_benched line, with its time
   story.from_ms = -1;
   for (const EventFile& file : files) {
     // A file may hold several launchers' lines (one started again appends): one row each
@@ -160,17 +190,17 @@ JobStory read_job_story(const std::vector<EventFile>& files) {
             story.restarts.push_back(at);
         }
         if (kind == "round_started") story.rounds = std::max(story.rounds, e.value("round", 0) + 1);
+        if (kind == "node_benched") benches.emplace_back(e["_ms"].get<long long>(), e["details"]);
       }
       story.rows.push_back(read_row(file.name, events));
       for (const Json& e : events) seen.note(e, story.rows.size() - 1);
     }
   }
   seen.add_rows(story.rows);
+  place_benches(benches, story);
   for (const StoryRow& row : story.rows) {
     for (const StoryMark& mark : row.marks) {
       story.failures += mark.kind == "failure";
-      // Counted on the row of the node that benched it (a seen node's row shows it too).
-      story.benched += mark.kind == "benched" && row.seen_by.empty();
       story.spares_taken += mark.kind == "spare_taken";
     }
   }

@@ -1,15 +1,21 @@
 #include "report/report_html.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
 namespace aml {
 namespace {
 
 using Phase = GoodputClock::Phase;
 
-constexpr int kWidth = 1400, kLabelWidth = 250, kRowHeight = 22, kTop = 34;
+// 1,200 px: the page fits a 1,280 px window with its margins and a scroll bar.
+constexpr int kWidth = 1200, kLabelWidth = 250, kRowHeight = 22, kTop = 34;
 constexpr int kPlotWidth = kWidth - kLabelWidth - 40;
+constexpr double kMarkWidth = 15;   // the widest mark, with a pixel between
+constexpr double kCharWidth = 6.5;  // a character of the 12 px labels, about
 
 const char* phase_color(Phase phase) {
   switch (phase) {
@@ -75,12 +81,54 @@ struct DrawnRow {
   int last_node = -1;
 };
 
+// The time axis: ticks at a round step (1, 2 or 5 times a power of ten) that gives at most
+// ten of them, each labelled with the digits its step needs ("5 ms", "0.2 s", "120 s").
+std::vector<std::pair<long long, std::string>> time_ticks(long long span_ms) {
+  double step = std::pow(10.0, std::floor(std::log10(static_cast<double>(span_ms) / 10)));
+  for (double times : {1.0, 2.0, 5.0, 10.0}) {
+    if (span_ms / (step * times) <= 10) {
+      step *= times;
+      break;
+    }
+  }
+  step = std::max(step, 1.0);  // the events' times are whole milliseconds
+  std::vector<std::pair<long long, std::string>> ticks;
+  for (double at = 0; at <= static_cast<double>(span_ms) + 0.5; at += step) {
+    const long long ms = std::llround(at);
+    if (span_ms < 1000) {
+      ticks.emplace_back(ms, std::to_string(ms) + " ms");
+    } else {  // seconds, with the decimals the step needs (a step of 1 s or more: none)
+      const char* format = step >= 1000  ? "%.0f"
+                           : step >= 100 ? "%.1f"
+                           : step >= 10  ? "%.2f"
+                                         : "%.3f";
+      ticks.emplace_back(ms, number(static_cast<double>(ms) / 1000, format) + " s");
+    }
+  }
+  return ticks;
+}
+
 std::string row_label(const StoryRow& row) {
   return "node " + (row.node_rank >= 0 ? std::to_string(row.node_rank) : "?") + " (" + row.host +
          ")" +
          (!row.seen_by.empty() ? " as node 0 saw it"
           : row.ended          ? ""
                                : " no end written");
+}
+
+// Two launchers on one host at one node rank (a benched node and the spare that took its seat,
+// several launchers on one machine) are told apart by their launcher's pid.
+void label_uniquely(std::vector<DrawnRow>& rows) {
+  std::map<std::string, int> uses;
+  for (const DrawnRow& drawn : rows) ++uses[drawn.label];
+  for (DrawnRow& drawn : rows) {
+    if (uses[drawn.label] < 2 || drawn.folded > 0) continue;
+    const std::string base = drawn.label;
+    const std::size_t host_end = base.find(')');
+    const std::string who =
+        drawn.row->pid > 0 ? "pid " + std::to_string(drawn.row->pid) : drawn.row->source;
+    drawn.label = base.substr(0, host_end) + ", " + who + base.substr(host_end);
+  }
 }
 
 std::vector<DrawnRow> rows_to_draw(const JobStory& story) {
@@ -99,6 +147,7 @@ std::vector<DrawnRow> rows_to_draw(const JobStory& story) {
     }
     out.push_back({&row, row_label(row), 0, row.node_rank});
   }
+  label_uniquely(out);
   return out;
 }
 
@@ -155,7 +204,7 @@ std::string report_html(const JobStory& story) {
   figure("failures", std::to_string(story.failures));
   figure("nodes benched", std::to_string(story.benched));
   figure("spares taken", std::to_string(story.spares_taken));
-  figure("goodput: node time the workers ran",
+  figure("goodput: node time the workers ran (trained_share)",
          number(node_seconds > 0 ? 100 * trained / node_seconds : 0, "%.0f") + " %");
   for (std::size_t i = 0; i < GoodputClock::kPhases; ++i) {
     figure(std::string(GoodputClock::name(static_cast<Phase>(i))) + ", node seconds",
@@ -174,15 +223,15 @@ std::string report_html(const JobStory& story) {
   const std::vector<DrawnRow> rows = rows_to_draw(story);
   const int height = kTop + static_cast<int>(rows.size()) * kRowHeight + 30;
   html += "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-          std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\">\n";
-  // The time axis: a tick every tenth of the span.
-  for (int tick = 0; tick <= 10; ++tick) {
-    const double at = kLabelWidth + kPlotWidth * tick / 10.0;
-    html += "<line x1=\"" + number(at) + "\" y1=\"" + std::to_string(kTop - 6) + "\" x2=\"" +
-            number(at) + "\" y2=\"" + std::to_string(height - 24) +
-            "\" stroke=\"#eee\"/><text x=\"" + number(at) + "\" y=\"" + std::to_string(kTop - 12) +
-            "\" text-anchor=\"middle\">" + number(static_cast<double>(span) * tick / 10000.0) +
-            " s</text>\n";
+          std::to_string(kWidth) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+          std::to_string(kWidth) + " " + std::to_string(height) +
+          "\" style=\"max-width:100%;height:auto\">\n";
+  for (const auto& [ms, label] : time_ticks(span)) {
+    const double at = x(story.from_ms + ms);
+    html += "<line class=\"tick\" x1=\"" + number(at) + "\" y1=\"" + std::to_string(kTop - 6) +
+            "\" x2=\"" + number(at) + "\" y2=\"" + std::to_string(height - 24) +
+            "\" stroke=\"#eee\"/><text class=\"tick\" x=\"" + number(at) + "\" y=\"" +
+            std::to_string(kTop - 12) + "\" text-anchor=\"middle\">" + label + "</text>\n";
   }
   int y = kTop;
   for (const DrawnRow& drawn : rows) {
@@ -201,16 +250,26 @@ std::string report_html(const JobStory& story) {
               number(static_cast<double>(bar.to_ms - bar.from_ms) / 1000, "%.2f") +
               " s</title></rect>\n";
     }
-    for (const StoryMark& mark : row.marks) {
-      const double at = x(mark.at_ms);
-      html += "<g class=\"mark " + mark.kind + "\" transform=\"translate(" + number(at) + "," +
+    // Marks a moment apart (a failure, then the bench it brings) side by side, not on top; the
+    // words of marks whose words would run into the next mark said once, after the last.
+    std::vector<double> xs;
+    for (const StoryMark& mark : row.marks)
+      xs.push_back(std::max(x(mark.at_ms), xs.empty() ? -1e9 : xs.back() + kMarkWidth));
+    std::string words;
+    for (std::size_t i = 0; i < row.marks.size(); ++i) {
+      const StoryMark& mark = row.marks[i];
+      html += "<g class=\"mark " + mark.kind + "\" transform=\"translate(" + number(xs[i]) + "," +
               std::to_string(y + kRowHeight / 2) + ")\"><title>" + escape(mark.label) + " at " +
-              utc_text(mark.at_ms) + "</title><" + mark_shape(mark.kind) + "/>";
+              utc_text(mark.at_ms) + "</title><" + mark_shape(mark.kind) + "/></g>\n";
       if (mark.kind == "failure" || mark.kind == "benched" || mark.kind == "spare_taken" ||
           mark.kind == "lost") {
-        html += "<text x=\"9\" y=\"4\">" + escape(mark.label) + "</text>";
+        words += (words.empty() ? "" : "; ") + mark.label;
       }
-      html += "</g>\n";
+      const double words_end = xs[i] + 9 + kCharWidth * static_cast<double>(words.size());
+      if (words.empty() || (i + 1 < row.marks.size() && xs[i + 1] < words_end)) continue;
+      html += "<text class=\"mark-words\" x=\"" + number(xs[i] + 9) + "\" y=\"" +
+              std::to_string(y + kRowHeight / 2 + 4) + "\">" + escape(words) + "</text>\n";
+      words.clear();
     }
     html += "</g>\n";
     y += kRowHeight;

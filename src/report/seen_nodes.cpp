@@ -48,6 +48,10 @@ void SeenNodes::note(const Json& event, std::size_t row) {
     if (node.seated.empty() || node.seated.back().second >= 0) node.seated.push_back({at, -1});
     node.gone = false;
     if (kind == "node_returned") node.marks.push_back({at, "returned", "came back"});
+    // New to the job after round 0: it waited for a seat (a hot spare, a newcomer), and took one.
+    if (kind == "node_joined" && event.value("round", 0) > 0)
+      node.marks.push_back(
+          {at, "spare_taken", "spare taken: node " + event_text(details, "node_rank")});
     return;
   }
   if (node.seated.empty()) node.seated.push_back({-1, -1});  // seated before node 0 wrote

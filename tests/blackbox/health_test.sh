@@ -74,6 +74,7 @@ port_state() {  # port_state HOST STATE PHYS
 }
 for h in 0 1 2 3 4; do port_state $h "4: ACTIVE" "5: LinkUp"; done
 root_env() { echo AML_LAUNCH_HEALTH_ROOT="$WORK/root.$host"; }  # (start's $host)
+name_env() { echo AML_LAUNCH_NODE_NAME="vm-$host"; }  # the scheduler's name for the machine
 gpu_env() {
   echo AML_NVML_LIBRARY="$NVML" AML_NVML_STAND_IN="$WORK/nvml.$host" CUDA_VISIBLE_DEVICES=0,1
 }
@@ -141,10 +142,15 @@ assert sorted(formed) == [0, 1] and len(kinds("end")) == 3, (formed, kinds("end"
   show $J
 check "health-command: the benched host's summary says it held no rank and why" \
   grep -q "this node held no rank: it failed its health check: command: exit 1" "$WORK/$J.out.1"
-check "health-command: node 0's --summary-file lists the bench" /usr/bin/python3 -c '
+check "health-command: every --summary-file lists the bench with its reason, the benched host's own too (node_rank -1: it held none)" \
+  /usr/bin/python3 -c '
 import json, sys
-s = json.load(open(sys.argv[1]))
-assert [b["addr"] for b in s["benched"]] == ["10.77.0.2"], s.get("benched")' "$WORK/$J.summary.0.json"
+for path in sys.argv[1:]:
+    s = json.load(open(path))
+    assert [(b["addr"], b["reason"]) for b in s.get("benched", [])] == [("10.77.0.2", "failed its health check")], (path, s)
+s = json.load(open(sys.argv[2]))
+assert s["node_rank"] == -1 and s["exit_code"] == 0 and s["workers"] == [], s' \
+  "$WORK/$J.summary.0.json" "$WORK/$J.summary.1.json" "$WORK/$J.summary.2.json" || show $J
 check "health-command: the summary says what Slurm, Kubernetes and Azure take" \
   grep -q "srun --exclude=.*Kubernetes: kubectl taint nodes .*AZ_BATCH_NODE_ID" "$WORK/$J.out.0"
 
@@ -171,8 +177,8 @@ check "nic: the job exits 0 on every host ($got)" [ "$got" = "0 0 0" ] || show $
 
 # --- 3. A node whose rank fails first twice is benched.
 J=twice
-start_three $J no_env --nnodes 2:2 $(rdzv 29473 "twice-$$") --nproc-per-node 1 --max-restarts 4 \
-  --rdzv-last-call 1 --node-timeout 5 --bench-after 2
+start_three $J name_env --nnodes 2:2 $(rdzv 29473 "twice-$$") --nproc-per-node 1 --max-restarts 4 \
+  --rdzv-last-call 1 --node-timeout 5 --bench-after 2 --bad-nodes-file "$WORK/$J.bad"
 wait_file "$WORK/$J.rank.1.0" 20
 wait_said "$WORK/$J.out.2" "hot spare" 10
 touch "$WORK/$J.fail.1.0" "$WORK/$J.fail.1.1"
@@ -185,6 +191,9 @@ check "bench-after 2: the bench says why" \
   show $J
 got=$(end_job $J)
 check "bench-after 2: the job exits 0 on every host ($got)" [ "$got" = "0 0 0" ] || show $J
+check "bench-after 2: the machine's name stays with the bench (--bad-nodes-file, summary, the Azure hint)" \
+  bash -c "grep -q '\"machine\":\"vm-1\"' '$WORK/$J.bad' && cat '$WORK/$J'.summary.*.json | grep -q '\"machine\": \"vm-1\"' &&
+           cat '$WORK/$J'.out.* | grep -q 'AZ_BATCH_NODE_ID (vm-1)'" || show $J
 
 # --- 4. A launcher killed alone is a lost node.
 J=kill
@@ -219,17 +228,33 @@ echo "count 2" >"$WORK/nvml.0"
 printf 'count 2\nrecovery 1 1\n' >"$WORK/nvml.1"
 t0=$(date +%s%N)
 start $J 0 gpu_env --nnodes 2 --node-rank 0 $(rdzv 29475 "gpu-$$") --master-addr "$MASTER" \
-  --master-port 29475 --nproc-per-node 1 --health-checks gpu
+  --master-port 29475 --nproc-per-node 1 --health-checks gpu --bad-nodes-file "$WORK/$J.bad"
 start $J 1 gpu_env --nnodes 2 --node-rank 1 $(rdzv 29475 "gpu-$$") --master-addr "$MASTER" \
-  --master-port 29475 --nproc-per-node 1 --health-checks gpu
+  --master-port 29475 --nproc-per-node 1 --health-checks gpu --bad-nodes-file "$WORK/$J.bad"
 s0=$(wait_status $J 0 10); s1=$(wait_status $J 1 10)
 ms=$((($(date +%s%N) - t0) / 1000000))
-check "fixed size, bad GPU: both nodes fail at once ($s0 $s1 in $ms ms, at most 2000)" \
-  bash -c "[ -n '$s0' ] && [ '$s0' != 0 ] && [ -n '$s1' ] && [ '$s1' != 0 ] && [ $ms -le 2000 ]" || show $J
+check "fixed size, bad GPU: both nodes exit 2 (nothing started) at once ($s0 $s1 in $ms ms, at most 2000)" \
+  bash -c "[ '$s0' = 2 ] && [ '$s1' = 2 ] && [ $ms -le 2000 ]" || show $J
 check "fixed size, bad GPU: every node names the node, the check and its figure" bash -c \
   "grep -q \"node 1 (.*) at 10.77.0.2 failed its health check: gpu: GPU 1: the driver's recovery action is reset the GPU\" '$WORK/$J.out.0' &&
    grep -q 'node 1 (.*) at 10.77.0.2 failed its health check: gpu: GPU 1' '$WORK/$J.out.1'" || show $J
 check "fixed size, bad GPU: no worker started" bash -c "! ls '$WORK/$J'.rank.* >/dev/null 2>&1"
+check "fixed size, bad GPU: node 0 and the failing node each write it to --bad-nodes-file (for the retry)" \
+  /usr/bin/python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 2, lines
+for b in lines:
+    assert b["addr"] == "10.77.0.2" and b["node_rank"] == 1 and b["reason"] == "failed its health check", b
+    assert b["figure"].startswith("gpu: GPU 1") and b["job"], b' "$WORK/$J.bad" || show $J
+check "fixed size, bad GPU: every node's --summary-file says nothing started, why, and lists the bench" \
+  /usr/bin/python3 -c '
+import json, sys
+for path in sys.argv[1:]:
+    s = json.load(open(path))
+    assert s["exit_code"] == 2 and "failed its health check" in s["start_error"], s
+    assert [(b["addr"], b["reason"]) for b in s["benched"]] == [("10.77.0.2", "failed its health check")], s
+    assert s["workers"] == [], s' "$WORK/$J.summary.0.json" "$WORK/$J.summary.1.json" || show $J
 
 # --- 6. A member seated at node rank 3 fails its check at the next round.
 J=four

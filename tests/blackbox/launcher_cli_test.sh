@@ -65,8 +65,14 @@ flag_error "command without a command" '--health-checks=command: expected comman
 flag_error "a bound of 0" '--health-timeout=0' --health-timeout 0
 flag_error "a bench of 0 rounds" '--bench-after=0' --bench-after 0
 out=$(clean "$BIN" --health-command 'echo scratch is full; exit 3' -- touch "$WORK/ran" 2>&1); status=$?
-check "a node alone whose --health-command fails: exit 1 naming it, nothing started ($out)" \
-  bash -c "[ $status = 1 ] && grep -q 'this node failed its health check: command: exit 3: scratch is full' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+check "a node alone whose --health-command fails: exit 2 (nothing started) naming it, nothing started ($out)" \
+  bash -c "[ $status = 2 ] && grep -q 'this node failed its health check: command: exit 3: scratch is full' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+out=$(clean AML_NVML_LIBRARY="$WORK/no-libnvidia-ml.so.1" "$BIN" --health-checks gpu -- touch "$WORK/ran" 2>&1); status=$?
+check "a node alone asking for a GPU check where there is no GPU: exit 2, nothing started ($out)" \
+  bash -c "[ $status = 2 ] && grep -q 'this node failed its health check: gpu: .*no NVIDIA driver here' <<<\"\$1\" && [ ! -e '$WORK/ran' ]" _ "$out"
+out=$(clean "$BIN" --health-checks paths --health-path /proc -- touch "$WORK/ran" 2>&1); status=$?
+check "--health-path /proc: exit 2 and the real reason, not ENOENT ($out)" \
+  bash -c "[ $status = 2 ] && grep -q 'path /proc: not writable: it is on /proc' <<<\"\$1\" && ! grep -q 'No such file' <<<\"\$1\"" _ "$out"
 flag_error "elastic, etcd with a member that is no host" "--rdzv-endpoint" --nnodes 2:4 --rdzv-backend etcd \
   --rdzv-endpoint e0:2379,:x
 flag_error "elastic, --admit-newcomers" "--admit-newcomers=sometimes" --nnodes 2:4 --admit-newcomers sometimes

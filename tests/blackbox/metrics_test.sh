@@ -68,12 +68,12 @@ url=$(url_in "$WORK/job.err")
 check "port 0: the launcher says where its metrics are (127.0.0.1 on one node)" \
   test -n "$url" -a "${url#http://127.0.0.1:}" != "$url"
 # The page once round 1's workers both run (a slow machine counts the round before it starts them).
-"${scrape[@]}" wait "$url" 20 '^aml_launch_round 1$' '^aml_launch_workers_running 2$' \
+"${scrape[@]}" wait "$url" 20 '^aml_launch_round\{run_id="[^"]*"\} 1$' '^aml_launch_workers_running 2$' \
   '^aml_launch_worker_resident_memory_bytes\{rank="1"' >"$WORK/round1.txt"
 check "the second round is scraped" test -s "$WORK/round1.txt"
 has() { grep -q -x -- "$1" "$WORK/round1.txt" || { echo "  missing: $1"; return 1; }; }
 check "its page: restarts 1 (0 left), rank 1's exit 3, 2 running, the state, a recovery" \
-  eval 'has "aml_launch_restarts_total 1" && has "aml_launch_restarts_left 0" &&
+  eval 'has "aml_launch_restarts_total{run_id=\"[^\"]*\"} 1" && has "aml_launch_restarts_left{run_id=\"[^\"]*\"} 0" &&
     has "aml_launch_worker_exits_total{status=\"3\"} 1" && has "aml_launch_workers_running 2" &&
     has "aml_launch_state{state=\"running\"} 1" &&
     has "aml_launch_recovery_duration_seconds_count 1"'
@@ -89,7 +89,7 @@ missing = [n for n in names if "`" + n not in guide and ", " + n + "`" not in gu
 assert names and not missing, missing' "$WORK/round1.txt" "$HERE/../../docs/guides/observability.md"
 "${scrape[@]}" flood "$url" 40 >"$WORK/flood.txt" 2>"$WORK/flood.err"
 check "40 idle and half-sent connections held: a scrape is still answered" \
-  grep -q '^aml_launch_round 1$' "$WORK/flood.txt"
+  grep -q '^aml_launch_round{run_id="[^"]*"} 1$' "$WORK/flood.txt"
 wait "$job"
 check "the job ends as it would without metrics (exit 0 after the restart)" test $? = 0
 check "the port is closed once the launcher is gone" "${scrape[@]}" closed "$url"
@@ -122,6 +122,23 @@ job = yaml.safe_load(open(sys.argv[1]))["scrape_configs"][0]
 assert job["kubernetes_sd_configs"] == [{"role": "pod"}], job
 keep = [r for r in job["relabel_configs"] if r.get("action") == "keep"]
 assert keep and keep[0]["regex"] == "aml-metrics", keep' "$HERE/../../examples/prometheus/kubernetes.yml"
+# kubernetes.md's manifests give every pod that port, and the launcher serves on it; the
+# Operator's PodMonitor scrapes it.
+check "examples/kubeflow/: every pod names the port aml-metrics, where its aml-launch --metrics-port serves; the PodMonitor scrapes it" \
+  /usr/bin/python3 -c '
+import sys, yaml
+examples = sys.argv[1]
+for name in ("pytorchjob.yaml", "elastic-pytorchjob.yaml"):
+    job = yaml.safe_load(open(f"{examples}/kubeflow/{name}"))
+    for role, spec in job["spec"]["pytorchReplicaSpecs"].items():
+        container = spec["template"]["spec"]["containers"][0]
+        command = container["command"]
+        port = command[command.index("--metrics-port") + 1]
+        assert port == "0.0.0.0:9400", (name, role, port)
+        assert container["ports"] == [{"name": "aml-metrics", "containerPort": 9400}], (name, role, container.get("ports"))
+monitor = yaml.safe_load(open(f"{examples}/prometheus/podmonitor.yaml"))
+assert monitor["kind"] == "PodMonitor" and [e["port"] for e in monitor["spec"]["podMetricsEndpoints"]] == ["aml-metrics"], monitor
+' "$HERE/../../examples"
 
 # 4. A real Prometheus scrapes the launchers of a 2-node job on two namespace hosts; node 1's
 #    worker fails in round 0, after the first scrapes; its query API answers the restart.
@@ -180,6 +197,15 @@ for _ in $(seq 60); do
 done
 check "Prometheus's query API: both nodes' restart counter went from 0 to 1" \
   test "$(printf '%s' "$answered" | grep -o '"instance"' | wc -l)" = 2 || echo "  answer: $answered"
+# observability.md's count of the job's restarts: one series for the job, 1 (a sum over the
+# two nodes would say 2).
+job_restarts=$(query 'max by (run_id) (aml_launch_restarts_total)' 2>/dev/null)
+check "the guide's query, max by (run_id): the job's one restart, once ($job_restarts)" \
+  /usr/bin/python3 -c '
+import json, sys
+result = json.loads(sys.argv[1])["data"]["result"]
+assert len(result) == 1 and result[0]["value"][1] == "1" and result[0]["metric"]["run_id"], result' \
+  "$job_restarts"
 exit3=$(query 'aml_launch_worker_exits_total{status="3"}' 2>/dev/null)
 check "and node 1's worker exit 3 is there, from node 1's address" \
   eval 'printf "%s" "$exit3" | grep -q "\"instance\":\"$A1:9400\""' || echo "  answer: $exit3"

@@ -4,8 +4,9 @@
 # (--bench-after 1) and the spare takes its seat in round 1. The four event files become one
 # HTML page; headless Chromium (Debian's) loads it with no network: its DOM has a row per
 # launcher and the failure, bench and spare-taken marks, and its screenshot shows them (the
-# bars' and the failure's colours, row by row). Also: a page of 1,024 launchers folds its quiet
-# rows, and bad input is refused clearly.
+# bars' and the failure's colours, row by row), at 1,280 x 800 with no horizontal scroll, each
+# row labelled as its own. Also: a job of milliseconds has an axis that reads so, a page of
+# 1,024 launchers folds its quiet rows, and bad input is refused clearly.
 # usage: report_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -122,9 +123,22 @@ assert sum(bool(re.search(r"class=\"mark failure\".*?rank 1: exit code 3", r, re
 assert all("class=\"bar" in r for r in rows), "a row without bars"
 ' "$WORK/job.html"
 
+check "the job's file and node 0's own file hold the same lines, from its launch on" \
+  eval 'cmp -s "$WORK/job.0.jsonl" "$WORK/events.0.jsonl" && head -1 "$WORK/job.0.jsonl" | grep -q "\"kind\":\"launch\""' ||
+  diff "$WORK/job.0.jsonl" "$WORK/events.0.jsonl" | head -5
+check "the job's file alone gives the figures of every node's files together" $py -c '
+import re, sys
+def figures(path):
+    found = dict((n, v) for v, n in re.findall(r"<span class=\"figure\"><b>([^<]*)</b>([^<]*)</span>", open(path).read()))
+    return {k: found.get(k) for k in ("launchers", "rounds", "restarts", "failures", "nodes benched", "spares taken")}
+alone, together = figures(sys.argv[1]), figures(sys.argv[2])
+assert alone == together and None not in alone.values(), (alone, together)
+' "$WORK/job.html" "$WORK/report.html"
+
 # 3. Chromium, headless, offline: the DOM and the screenshot.
+# A laptop's window: 1,280 x 800.
 chrome=(chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions
-  --user-data-dir="$WORK/chromium" --window-size=1440,520)
+  --user-data-dir="$WORK/chromium" --window-size=1280,800)
 HOME=$WORK timeout 60 "${chrome[@]}" --dump-dom "file://$WORK/report.html" >"$WORK/dom.html" 2>/dev/null
 check "Chromium's DOM: 4 rows, a failure mark (rank 1, exit code 3), a bench, a spare taken" \
   $py -c '
@@ -135,12 +149,53 @@ assert len(rows) == 4, len(rows)
 assert re.search(r"class=\"mark failure\".*?rank 1: exit code 3", dom, re.S), "no failure mark"
 assert "class=\"mark benched\"" in dom and "class=\"mark spare_taken\"" in dom, "no bench or spare mark"
 ' "$WORK/dom.html"
+check "every mark on the row of the node it concerns: the bench on the benched launcher's row (where it sits out), none on node 0's; marks apart, not on top of each other" \
+  $py -c '
+import re, sys
+page = open(sys.argv[1]).read()
+rows = re.split(r"<g class=\"row\"", page)[1:]
+marks = [re.findall(r"class=\"mark (\w+)\" transform=\"translate\(([\d.]+),", r) for r in rows]
+benched = [i for i, m in enumerate(marks) if any(k == "benched" for k, _ in m)]
+assert len(benched) == 1, marks
+assert any(k == "sitting_out" for k, _ in marks[benched[0]]), marks[benched[0]]
+assert not rows[benched[0]].startswith(" data-node=\"0\""), rows[benched[0]][:80]
+for m in marks:
+    xs = sorted(float(x) for _, x in m)
+    assert all(b - a >= 14 for a, b in zip(xs, xs[1:])), m
+' "$WORK/report.html"
+check "every row's label is its own (a benched node and the spare in its seat share host and node rank)" \
+  $py -c '
+import re, sys
+labels = re.findall(r"<g class=\"row\"[^>]*><text[^>]*>([^<]*)</text>", open(sys.argv[1]).read())
+assert len(labels) == 4 and len(set(labels)) == 4, labels
+' "$WORK/report.html"
+# The page's width against the window's, as Chromium lays it out: a copy with a script that
+# writes both into the page (the report itself has no script).
+sed 's|</body>|<script>document.body.insertAdjacentHTML("beforeend", "<p id=widths>" + document.documentElement.scrollWidth + " " + window.innerWidth + "</p>")</script></body>|' \
+  "$WORK/report.html" >"$WORK/widths.html"
+HOME=$WORK timeout 60 "${chrome[@]}" --dump-dom "file://$WORK/widths.html" >"$WORK/widths.dom" 2>/dev/null
+widths=$(sed -n 's|.*<p id="widths">\([0-9]*\) \([0-9]*\)</p>.*|\1 \2|p' "$WORK/widths.dom")
+check "the page fits a 1,280 px window: no horizontal scroll (document and window widths: $widths)" \
+  bash -c "set -- $widths; [ \$# = 2 ] && [ \$1 -le \$2 ] && [ \$2 -le 1280 ]"
 HOME=$WORK timeout 60 "${chrome[@]}" --screenshot="$WORK/report.png" "file://$WORK/report.html" >/dev/null 2>&1
 check "Chromium's screenshot: 4 rows of bars, the failure's red, the spare's blue" \
   $py "$HERE/report_pixels.py" "$WORK/report.png" 4
 [ -n "${AML_REPORT_SCREENSHOT:-}" ] && cp "$WORK/report.png" "$AML_REPORT_SCREENSHOT"
 
-# 4. 1,024 launchers, three with something to say: the quiet ones fold.
+# 4. A job of a few milliseconds: its axis in milliseconds, no two ticks the same.
+printf '%s\n' \
+  '{"time":"2026-11-29T10:00:00.000Z","kind":"launch","host":"h","run_id":"quick","round":0,"node_rank":0,"rank":null,"details":{"pid":7}}' \
+  '{"time":"2026-11-29T10:00:00.002Z","kind":"round_started","host":"h","run_id":"quick","round":0,"node_rank":0,"rank":null,"details":{}}' \
+  '{"time":"2026-11-29T10:00:00.006Z","kind":"end","host":"h","run_id":"quick","round":0,"node_rank":0,"rank":null,"details":{"exit_code":0}}' \
+  >"$WORK/quick.jsonl"
+"$BIN" report -o "$WORK/quick.html" "$WORK/quick.jsonl" 2>/dev/null
+check "a 6 ms job: its axis reads 0 ms to 6 ms, each tick its own" $py -c '
+import re, sys
+ticks = re.findall(r"<text class=\"tick\"[^>]*>([^<]*)</text>", open(sys.argv[1]).read())
+assert ticks == ["%d ms" % i for i in range(7)], ticks
+' "$WORK/quick.html"
+
+# 5. 1,024 launchers, three with something to say: the quiet ones fold.
 $py - "$WORK/big" <<'PY'
 import json, os, sys
 folder = sys.argv[1]

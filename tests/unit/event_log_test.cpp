@@ -133,21 +133,47 @@ TEST_F(EventLogTest, TheJobsFileHasTheLinesWrittenWhileThisLauncherIsNodeZero) {
   ASSERT_TRUE(log.ok());
   ASSERT_FALSE((*log)->keep_job_file(job, false).has_value());
   (*log)->write("launch");
+  (*log)->write("rendezvous_begun");
   EXPECT_FALSE(std::filesystem::exists(job)) << "opened only once this launcher is node 0";
   (*log)->write_job_file(true);
   (*log)->write("rendezvous_formed", {{"nodes", 2}});
   (*log)->write_job_file(false);  // another launcher gives the next round's seats
   (*log)->write("rendezvous_formed", {{"nodes", 3}});
+  (*log)->write_job_file(true);  // and this one again: its lines from then on
+  (*log)->write("end");
+  // Its lines from before it knew it was node 0 came first: the job's file and its own begin
+  // alike, at its launch.
   const auto read = lines(job);
-  ASSERT_EQ(read.size(), 1u);
-  EXPECT_EQ(read[0]["details"]["nodes"], 2);
-  EXPECT_EQ(lines(own).size(), 3u);
+  ASSERT_EQ(read.size(), 4u);
+  EXPECT_EQ(read[0]["kind"], "launch");
+  EXPECT_EQ(read[1]["kind"], "rendezvous_begun");
+  EXPECT_EQ(read[2]["details"]["nodes"], 2);
+  EXPECT_EQ(read[3]["kind"], "end");
+  EXPECT_EQ(lines(own).size(), 5u);
   // The job's file alone, with no --events-file of this launcher's.
   auto alone = EventLog::without_file({0, "h", "run"});
   ASSERT_FALSE(alone->keep_job_file(dir_ + "/alone.jsonl", true).has_value());
   EXPECT_TRUE(alone->writes_job_file());
   alone->write("end");
   EXPECT_EQ(lines(dir_ + "/alone.jsonl").size(), 1u);
+}
+
+TEST_F(EventLogTest, ALauncherThatIsNeverNodeZeroWritesNoJobFileAndKeepsABoundedBacklog) {
+  const std::string job = dir_ + "/job.jsonl";
+  auto log = EventLog::without_file({1, "h", "run"});
+  ASSERT_FALSE(log->keep_job_file(job, false).has_value());
+  const std::string big(1024, 'x');
+  // More than the backlog holds: what comes after is no more kept, and nothing is written.
+  for (std::size_t i = 0; i < EventLog::kBacklogBytes / 1024 + 8; ++i)
+    log->write("note", {{"pad", big}});
+  log->write_job_file(false);
+  log->write("end");
+  EXPECT_FALSE(std::filesystem::exists(job));
+  log->write_job_file(true);  // node 0 only now: its file begins here
+  log->write("rendezvous_formed");
+  const auto read = lines(job);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0]["kind"], "rendezvous_formed");
 }
 
 TEST_F(EventLogTest, AJobsFileThatCannotBeMadeIsAnErrorAtOnceOrSaidOnceLater) {

@@ -218,6 +218,16 @@ TEST_F(HealthChecks, PathsMustBeWritableWithRoom) {
   result = check_path(settings_, "/proc/self");
   EXPECT_FALSE(result.ok);
   EXPECT_NE(result.figure.find("not writable"), std::string::npos) << result.figure;
+  // /proc answers open() with "No such file or directory": the figure names the real reason.
+  result = check_path(settings_, "/proc");
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.figure.find("the kernel's process file system"), std::string::npos)
+      << result.figure;
+  EXPECT_EQ(result.figure.find("No such file"), std::string::npos) << result.figure;
+  std::ofstream(root_ + "/a-file") << "x";
+  result = check_path(settings_, root_ + "/a-file");
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.figure.find("not a folder"), std::string::npos) << result.figure;
 }
 
 TEST_F(HealthChecks, TheCommandsExitAndLastLinesAreItsVerdict) {

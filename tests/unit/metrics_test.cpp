@@ -52,10 +52,12 @@ TEST(MetricsBoard, FollowsTheEventsOfARestartedRound) {
   event("failure", nlohmann::ordered_json::object(), 0);
   event("round_started", {{"workers", 1}, {"restarts_used", 1}, {"max_restarts", 2}}, -1, 1);
   page = board.render();
-  EXPECT_NE(page.find("aml_launch_restarts_total 1\n"), std::string::npos) << page;
-  EXPECT_NE(page.find("aml_launch_restarts_left 1\n"), std::string::npos);
+  // The job's figures carry the job's run id (max by (run_id) counts a restart once).
+  EXPECT_NE(page.find("aml_launch_restarts_total{run_id=\"run-1\"} 1\n"), std::string::npos)
+      << page;
+  EXPECT_NE(page.find("aml_launch_restarts_left{run_id=\"run-1\"} 1\n"), std::string::npos);
   EXPECT_NE(page.find("aml_launch_worker_exits_total{status=\"3\"} 1\n"), std::string::npos);
-  EXPECT_NE(page.find("aml_launch_round 1\n"), std::string::npos);
+  EXPECT_NE(page.find("aml_launch_round{run_id=\"run-1\"} 1\n"), std::string::npos);
   EXPECT_NE(page.find("aml_launch_recovery_duration_seconds_count 1\n"), std::string::npos);
   EXPECT_NE(page.find("aml_launch_workers_running 0\n"), std::string::npos);
   EXPECT_NE(page.find("aml_launch_info{version=\"9.9\",host=\"h\",run_id=\"run-1\"} 1\n"),
