@@ -16,6 +16,8 @@ runs=${1:-3}
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
 place=$(mktemp -d)
+# A clone others can read, as CI's is: the Slurm test runs a client as another user (nobody).
+chmod 755 "$place"
 aside=$(mktemp -d)
 caches=("$HOME/.cache/ccache" "$HOME/.cache/zig" "$HOME"/.cache/aml-launch*)
 restore() {

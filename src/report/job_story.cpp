@@ -114,7 +114,7 @@ StoryRow read_row(const std::string& source, const std::vector<Json>& events) {
 void place_benches(const std::vector<std::pair<long long, Json>>& benches, JobStory& story) {
   std::set<std::string> counted;
   for (const auto& bench : benches) {
-    const long long at = bench.first;  // (a structured binding: no lambda may capture it in C++20)
+    const long long at = bench.first;  // not a structured binding: clang 14 cannot capture one
     const Json& details = bench.second;
     const std::string host = event_text(details, "host");
     const long pid = event_int(details, "pid");
