@@ -7,8 +7,9 @@
 # core-seconds, and from the suite's own report its stage times and each build's ccache hits,
 # are printed and kept in OUT (default: a temporary folder, named at the end). The caches moved
 # aside are put back at the end, and this benchmark's are removed: the machine as it was found.
-# usage: benchmarks/suite_time.sh [RUNS] [OUT]   (default 3: one cold, two warm; the machine
-#        otherwise idle; about 90 minutes)
+# Each run on a new clone (the folder's build trees go with the last run's).
+# usage: [SUITE_TIME_COLD=0] benchmarks/suite_time.sh [RUNS] [OUT]   (default 3: one cold, two
+#        warm; the machine otherwise idle; about 90 minutes)
 set -eu
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -28,17 +29,26 @@ restore() {
   done
   rm -rf "$place" "$aside"
 }
-trap restore EXIT
-for c in "${caches[@]}"; do [ ! -e "$c" ] || mv "$c" "$aside/"; done
-git clone -q "$repo" "$place/main"
+# SUITE_TIME_COLD=0: every run warm, on the caches there are (right after a run of the same
+# commit, as CI runs after a developer's session): nothing is moved aside.
+cold=${SUITE_TIME_COLD:-1}
+if [ "$cold" = 1 ]; then
+  trap restore EXIT
+  for c in "${caches[@]}"; do [ ! -e "$c" ] || mv "$c" "$aside/"; done
+else
+  trap 'rm -rf "$place" "$aside"' EXIT
+fi
 # CI has ../shared beside the clone; without it the suite runs what the repository carries.
 shared="$repo/../shared"  # outside-the-repository: optional
 if [ -d "$shared" ]; then ln -s "$(realpath "$shared")" "$place/shared"
 else echo "suite_time: no $shared: the runs go without it, unlike CI's" >&2; fi
-echo "suite_time: $runs runs of $(git rev-parse --short=12 HEAD) in $place/main on $(nproc) cores ($(date -u +%F))"
+echo "suite_time: $runs runs of $(git rev-parse --short=12 HEAD) in $place/main on $(nproc) cores ($(date -u +%F)), each on a new clone"
 for run in $(seq "$runs"); do
   kind=warm
-  [ "$run" = 1 ] && kind=cold
+  [ "$run" = 1 ] && [ "$cold" = 1 ] && kind=cold
+  # A clean clone each run, as CI's: no build folder of the run before.
+  rm -rf "$place/main"
+  git -C "$repo" clone -q "$repo" "$place/main"
   log="$out/run-$run-$kind.log"
   read -r _ u n s _ _ q sq st _ </proc/stat
   busy0=$((u + n + s + q + sq + st)) t0=$(date +%s)
