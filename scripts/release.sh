@@ -48,7 +48,9 @@ cp "$sdist" "$dist/"
 cp packaging/licenses/gloo-BSD-3-Clause.txt "$dist/"  # Gloo is compiled into aml-preflight
 cp packaging/licenses/libsodium-ISC.txt "$dist/"      # libsodium into every binary
 cp packaging/licenses/nlohmann_json-MIT.txt "$dist/"  # and nlohmann_json
-for arch in $arches; do
+# build_wheel ARCH: that architecture's wheel, tagged, in $dist, and its executables beside it.
+build_wheel() {
+  local arch=$1 raw plat wheel
   echo "release: building the $arch wheel from the sdist (portable toolchain: Zig, glibc 2.17)"
   # build works in an isolated environment with pyproject.toml's build requirements.
   # The build fetches the pinned sources it compiles in, as a user's pip install does.
@@ -58,7 +60,7 @@ for arch in $arches; do
   "$python" -m build --wheel -o "$work/raw-$arch" -C cmake.define.AML_PORTABLE_ARCH="$arch" \
     -C build-dir="build-wheel/$arch" \
     ${commit:+-C cmake.define.AML_GIT_COMMIT=$commit} "$source_dir" >"$work/wheel-$arch.log" 2>&1 ||
-    { tail -40 "$work/wheel-$arch.log"; exit 1; }
+    { tail -40 "$work/wheel-$arch.log"; return 1; }
   raw=$(ls "$work/raw-$arch"/aml_launch-*.whl)
   if [ "$arch" != "$host" ]; then
     # The build names the platform it ran on; the files inside are for $arch.
@@ -71,11 +73,11 @@ for arch in $arches; do
   plat=manylinux_2_17_$arch
   [ "$arch" = "$host" ] || plat=auto
   PATH="$PATH:$scripts_dir" "$python" -m auditwheel repair --plat "$plat" \
-    -w "$work/repaired-$arch" "$raw" >"$work/repair-$arch.log" 2>&1 || { cat "$work/repair-$arch.log"; exit 1; }
+    -w "$work/repaired-$arch" "$raw" >"$work/repair-$arch.log" 2>&1 || { cat "$work/repair-$arch.log"; return 1; }
   wheel=$(ls "$work/repaired-$arch"/aml_launch-*.whl)
   case "$wheel" in
     *manylinux_2_17_"$arch"*) ;;
-    *) echo "release: auditwheel tagged $(basename "$wheel"), expected manylinux_2_17_$arch"; exit 1 ;;
+    *) echo "release: auditwheel tagged $(basename "$wheel"), expected manylinux_2_17_$arch"; return 1 ;;
   esac
   cp "$wheel" "$dist/"
   unzip -q -o -j "$wheel" 'aml_launch-*.data/scripts/aml-launch' 'aml_launch-*.data/scripts/aml-preflight' \
@@ -83,7 +85,17 @@ for arch in $arches; do
   install -m 755 "$work/bin-$arch/aml-launch" "$dist/aml-launch-$arch"
   install -m 755 "$work/bin-$arch/aml-preflight" "$dist/aml-preflight-$arch"
   echo "release: $(basename "$wheel")"
+}
+# The architectures at once: each build has a serial part (its isolated venv, the configure,
+# the links, auditwheel) where the other's compiles take the second core.
+pids=()
+for arch in $arches; do
+  build_wheel "$arch" &
+  pids+=($!)
 done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+[ "$failed" = 0 ] || exit 1
 if [ -e "$dist/aml-launch-$host" ]; then
   install -m 755 "$dist/aml-launch-$host" "$dist/aml-launch"
   install -m 755 "$dist/aml-preflight-$host" "$dist/aml-preflight"

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixture_paths.hpp"
+
 namespace aml {
 namespace {
 
@@ -25,7 +27,7 @@ class HealthChecks : public ::testing::Test {
     root_ = pattern;
     settings_.machine_root = root_;
     settings_.automatic = false;
-    setenv("AML_NVML_LIBRARY", AML_NVML_STAND_IN_LIBRARY, 1);
+    setenv("AML_NVML_LIBRARY", aml::test::nvml_stand_in_library(), 1);
     setenv("AML_NVML_STAND_IN", (root_ + "/nvml").c_str(), 1);
   }
   void TearDown() override {

@@ -7,11 +7,13 @@
 
 #include <numeric>
 
+#include "fixture_paths.hpp"
+
 namespace aml {
 namespace {
 
 MachineLayout machine(const std::string& name) {
-  auto layout = read_machine_layout(std::string(AML_TEST_MACHINES) + "/" + name);
+  auto layout = read_machine_layout(std::string(aml::test::test_machines()) + "/" + name);
   EXPECT_TRUE(layout) << (layout ? "" : layout.error().message());
   return layout ? *layout : MachineLayout{};
 }

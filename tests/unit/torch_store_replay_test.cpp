@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "fixture_paths.hpp"
 #include "store/core/store_host.hpp"
 #include "store/torch/torch_wire.hpp"
 #include "torch_raw_client.hpp"
@@ -197,7 +198,7 @@ std::vector<std::string> replay(const fs::path& file, int port, Counters& counte
 // worker on any node but node 0's does.
 void replay_workload(const std::string& version, const std::string& workload,
                      bool relayed = false) {
-  const fs::path folder = fs::path(AML_TORCH_STORE_FIXTURES) / version;
+  const fs::path folder = fs::path(aml::test::torch_store_fixtures()) / version;
   std::vector<fs::path> connections;
   for (const auto& entry : fs::directory_iterator(folder)) {
     const std::string file = entry.path().filename().string();
