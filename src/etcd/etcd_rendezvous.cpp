@@ -26,11 +26,14 @@ EtcdRendezvous::EtcdRendezvous(std::shared_ptr<EtcdSession> session)
                 std::to_string(session_->next_serial())),
       lasting_will_key_(will_key_ + "-lasting"),
       ready_fd_(epoll_create1(EPOLL_CLOEXEC)),
-      held_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.fd = held_fd_.get();
-  epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, held_fd_.get(), &event);
+      held_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      unread_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  for (const UniqueFd* fd : {&held_fd_, &unread_fd_}) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = fd->get();
+    epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, fd->get(), &event);
+  }
 }
 
 Clock::time_point EtcdRendezvous::reply_deadline() const {

@@ -83,6 +83,10 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::optional<std::string>> next_of_watch(Clock::time_point until, bool& read_one);
   Result<std::optional<std::string>> wait_on_stream(const std::string& key,
                                                     Clock::time_point deadline);
+  // finish_get's and wait_on_stream's reads; each caller then flags what they left unread.
+  Result<std::optional<std::string>> finish_get_now();
+  Result<std::optional<std::string>> wait_on_stream_now(const std::string& key,
+                                                        Clock::time_point deadline);
   void hold(std::string value);            // start_get's value, for finish_get: fd() readable
   std::optional<std::string> take_held();  // that value, once: fd() quiet again
   // A will's put: under `will_key` (will_key_ or lasting_will_key_), with the session's lease.
@@ -108,6 +112,11 @@ class EtcdRendezvous : public RendezvousClient {
   std::map<std::string, std::string> seen_;  // what came of them
   std::optional<std::string> held_;          // watched_'s value, come while get() waited
   UniqueFd held_fd_;                         // an eventfd in ready_fd_: readable while held_
+  // An eventfd in ready_fd_: readable while the stream holds a message read from its socket
+  // with the one before it (the socket, read dry, wakes nobody for it). flag_unread() sets it
+  // after every read of the stream.
+  UniqueFd unread_fd_;
+  void flag_unread();
   // wait_count's watch, from the count's creation where the history is there.
   Result<bool> watch_count(std::string_view count_key, bool from_creation = true);
   // Reads the count's watch until a message came or the deadline passed (a lost member's

@@ -34,6 +34,18 @@ void EtcdRendezvous::watch_on(HttpConnection connection) {
   event.events = EPOLLIN;
   event.data.fd = watch_->fd();
   epoll_ctl(ready_fd_.get(), EPOLL_CTL_ADD, watch_->fd(), &event);
+  // The read that took the watch's "created" may have taken what etcd sent right after it (an
+  // event of its history, its cancel).
+  flag_unread();
+}
+
+void EtcdRendezvous::flag_unread() {
+  std::uint64_t drained = 0;
+  (void)!::read(unread_fd_.get(), &drained, sizeof drained);
+  if (watch_ && watch_->has_message()) {
+    const std::uint64_t one = 1;
+    (void)!::write(unread_fd_.get(), &one, sizeof one);
+  }
 }
 
 // The stream for `first` and the keys followed beside it, from the lowest revision at which a
@@ -125,6 +137,12 @@ Result<std::optional<std::string>> EtcdRendezvous::next_of_watch(Clock::time_poi
 }
 
 Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
+  auto heard = finish_get_now();
+  flag_unread();  // what it left read but not given
+  return heard;
+}
+
+Result<std::optional<std::string>> EtcdRendezvous::finish_get_now() {
   if (!watch_) return invalid("etcd", session_->endpoints_text(), "a watch begun by start_get");
   if (held_) return take_held();
   if (auto tended = session_->tend(reply_deadline()); !tended) return tended.error();
@@ -139,6 +157,13 @@ Result<std::optional<std::string>> EtcdRendezvous::finish_get() {
 // finish_get (and fd() made readable for it).
 Result<std::optional<std::string>> EtcdRendezvous::wait_on_stream(const std::string& key,
                                                                   Clock::time_point deadline) {
+  auto heard = wait_on_stream_now(key, deadline);
+  flag_unread();  // what it left read but not given
+  return heard;
+}
+
+Result<std::optional<std::string>> EtcdRendezvous::wait_on_stream_now(const std::string& key,
+                                                                      Clock::time_point deadline) {
   if (!watch_) {
     if (auto opened = open_stream(key); !opened) return opened.error();
   }

@@ -162,6 +162,21 @@ Result<int> HttpConnection::post_stream(const std::string& path, const std::stri
   return status;
 }
 
+bool HttpConnection::has_message() {
+  if (chunked_) {
+    if (auto decoded = dechunk(); !decoded) return true;  // next_message() gives the error
+  }
+  if (stream_ended_) return true;
+  // A whole line that is not blank (next_message() skips blank ones; a line's start alone
+  // waits for the socket).
+  for (std::size_t start = 0, end; (end = body_.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    const std::size_t text = body_.find_first_not_of(" \r\t", start);
+    if (text < end) return true;
+  }
+  return false;
+}
+
 Result<std::optional<std::string>> HttpConnection::next_message(Clock::time_point deadline) {
   for (;;) {
     if (chunked_) {

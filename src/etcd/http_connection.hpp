@@ -38,6 +38,10 @@ class HttpConnection : public UnaryChannel {
   // The next newline-separated message of the stream; nullopt when the deadline passed
   // first. An error when the stream ended.
   Result<std::optional<std::string>> next_message(Clock::time_point deadline);
+  // Whether next_message() has something to give without reading the socket: a message (or
+  // the stream's end) that came in one read with the one before it. The socket's descriptor
+  // does not say so: a caller that waits on it asks this first.
+  bool has_message();
 
   int fd() const { return socket_.fd.get(); }
   const std::string& where() const override { return socket_.where; }
