@@ -242,7 +242,9 @@ exec {release_lock}>"$AML_RELEASE_BUILT_BY.lock"
 flock "$release_lock"
 # Ahead of README's pip install . (below), which compiles the same x86_64 objects a few times
 # slower and so mostly takes them from ccache.
-beside "release build (x86_64 and aarch64)" --first env \
+# Its temporary folders (python -m build's isolated venvs) in the suite's own: a suite stopped
+# by a failed stage kills it before it cleans up.
+beside "release build (x86_64 and aarch64)" --first env TMPDIR="$work" \
   CCACHE_STATSLOG="$work/ccache/release build (x86_64 and aarch64)" bash -c \
   'scripts/release.sh build/dist 2>&1 | tee "$1.log"; status=${PIPESTATUS[0]}; echo $status >"$1"; exit $status' _ \
   "$AML_RELEASE_BUILT_BY"

@@ -67,9 +67,11 @@ for _ in $(seq 50); do [ -n "$(url_in "$WORK/job.err")" ] && break; sleep 0.1; d
 url=$(url_in "$WORK/job.err")
 check "port 0: the launcher says where its metrics are (127.0.0.1 on one node)" \
   test -n "$url" -a "${url#http://127.0.0.1:}" != "$url"
-# The page once round 1's workers both run (a slow machine counts the round before it starts them).
+# The page once round 1's workers both run and have been looked at (a slow machine counts the
+# round before it starts them, and a worker's first look comes after its start).
 "${scrape[@]}" wait "$url" 20 '^aml_launch_round\{run_id="[^"]*"\} 1$' '^aml_launch_workers_running 2$' \
-  '^aml_launch_worker_resident_memory_bytes\{rank="1"' >"$WORK/round1.txt"
+  '^aml_launch_worker_resident_memory_bytes\{rank="0"[^}]*\} [1-9]' \
+  '^aml_launch_worker_resident_memory_bytes\{rank="1"[^}]*\} [1-9]' >"$WORK/round1.txt"
 check "the second round is scraped" test -s "$WORK/round1.txt"
 has() { grep -q -x -- "$1" "$WORK/round1.txt" || { echo "  missing: $1"; return 1; }; }
 check "its page: restarts 1 (0 left), rank 1's exit 3, 2 running, the state, a recovery" \
