@@ -241,8 +241,9 @@ int run(int argc, char** argv) {
       launch.restart_count = restart_count = agreed->round;
       launch.restarts_used = agreed->restarts_used;
       apply_agreement(*agreed, *group, round_inputs);
-      // Under etcd no node is node 0 for good: the workers meet at this round's.
-      if (group->on_etcd()) round_topology.master_addr = group->node0_address();
+      // Under etcd no node is node 0 for good, nor where node 0's store's host sits a round
+      // out: the workers meet at this round's.
+      if (group->node0_serves_own_store()) round_topology.master_addr = group->node0_address();
       if (round_inputs.jax) {
         // Process 0 is on this round's node 0.
         round_inputs.jax->coordinator_host = round_topology.master_addr;

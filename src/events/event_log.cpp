@@ -43,7 +43,8 @@ void EventLog::write_job_file(bool on) {
   if (on && !job_ && !job_open_failed_) {
     auto file = EventSink::open(job_path_, "--job-events-file", rotate_bytes_);
     if (!file) {
-      job_open_failed_ = true;  // said once; the job goes on
+      job_open_failed_ = true;   // said once; the job goes on
+      backlog_ = std::string();  // nowhere to go
       std::cerr << "aml-launch: " << file.error().message()
                 << "; the job's events are not written there (the job goes on)\n";
     } else {
@@ -106,7 +107,7 @@ void EventLog::flush() {
   if (own_) own_->append(pending_);
   if (job_on_) {
     job_->append(pending_);
-  } else if (!job_path_.empty() && !job_ever_on_) {
+  } else if (!job_path_.empty() && !job_ever_on_ && !job_open_failed_) {
     if (backlog_.size() + pending_.size() <= kBacklogBytes) {
       backlog_ += pending_;
     } else {  // a launcher seated as node 0 only after a long while: its file begins then

@@ -1,5 +1,6 @@
 // Who makes an elastic job's round, under which node rank, and when the round starts (DESIGN
-// §5). Pure decisions, taken by node 0 (the store's host) from what has joined so far.
+// §5). Pure decisions, taken by whoever gives the seats (node 0's store's host, or under etcd
+// the round's claimant) from what has joined so far.
 #pragma once
 
 #include <aml/topology.hpp>
@@ -19,10 +20,12 @@ struct Membership {
   std::vector<long> spares;   // beyond the most nodes: they wait for the next round
 };
 
-// Node 0 first, then the last round's members, then the others in the order they came, up to
-// `max_nodes`. Node ranks are stable: a member keeps its rank where it is below the new node
-// count; the free ranks go, lowest first, to the members that moved down (those with the
-// lowest old ranks first) and then to the newcomers in the order they came.
+// Node 0's store's host (launcher 0) first where it is a candidate (it sits out a round it
+// fails its checks in, and then the first seated is node 0), then the last round's members,
+// then the others in the order they came, up to `max_nodes`. Node ranks are stable: a member keeps
+// its rank where it is below the new node count; the free ranks go, lowest first, to the members
+// that moved down (those with the lowest old ranks first) and then to the newcomers in the order
+// they came.
 Membership choose_members(const std::vector<Candidate>& joined, int max_nodes);
 
 struct RoundCount {

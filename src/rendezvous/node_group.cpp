@@ -112,7 +112,9 @@ std::string NodeGroup::round_name() const {
 }
 
 std::string NodeGroup::store_address() const {
-  if (on_etcd()) return node0_address() + ":" + std::to_string(agreement_.worker_store_port);
+  if (node0_serves_own_store()) {
+    return node0_address() + ":" + std::to_string(agreement_.worker_store_port);
+  }
   return options_.master_addr + ":" + std::to_string(options_.master_port);
 }
 

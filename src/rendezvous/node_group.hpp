@@ -150,6 +150,9 @@ class NodeGroup : public PeerLink {
   // "10.0.0.1:29500": for workers that want to use the store themselves (node 0's; under
   // etcd, the one this round's node 0 serves them).
   std::string store_address() const;
+  // This round's node 0 serves its workers a store of its own, and they meet at its address:
+  // under etcd, and where node 0's store's host sits the round out (node_group_keeper.cpp).
+  bool node0_serves_own_store() const { return on_etcd() || agreement_.worker_store_port != 0; }
   // This round's node 0's address: the workers' MASTER_ADDR.
   std::string node0_address() const;
   bool on_etcd() const { return options_.backend.kind == RendezvousBackend::Kind::etcd; }
@@ -225,8 +228,16 @@ class NodeGroup : public PeerLink {
 
  private:
   void bench_by_last_round(BenchBook& book, const LastRound& last, int round) const;
-  // Said once: this node sits out (benched, or failing its checks) and waits for the job's end.
-  void waits_benched(const std::string& why);
+  // Said once: this node sits out (benched, or failing its checks) and waits for the job's end
+  // (`meanwhile`: what it does instead, where it is not only waiting).
+  void waits_benched(const std::string& why, const std::string& meanwhile = "");
+  // Node 0's store's host sitting `round` out (node_group_keeper.cpp): it watches the round's
+  // members for silence, then gives the next round's seats; the job's end where it ends.
+  Result<Agreement> keep_store_through(int round, const std::map<long, int>& seats,
+                                       const std::map<long, SeatedLauncher>& who,
+                                       const std::string& why);
+  void read_notices();     // the keeper: the round's freezes so far, without a watch
+  void read_own_checks();  // this node's health checks' verdict, into what it says of itself
   bool said_benched_ = false;
   void waits_as_spare(const std::string& why);  // said once while it waits
   // What a launcher waiting for its round says while it waits (node_group_progress.cpp,
@@ -332,7 +343,8 @@ class NodeGroup : public PeerLink {
   PeerNews news_of(const std::string& verdict);
 
   GroupOptions options_;
-  std::unique_ptr<StoreHost> host_;            // node 0 of node 0's store only
+  // The launcher serving node 0's store: node 0 of every round it is seated in.
+  std::unique_ptr<StoreHost> host_;
   std::unique_ptr<RendezvousClient> control_;  // joins, heartbeats, reports
   Dialer dial_;                                // another connection to the rendezvous
   std::unique_ptr<RendezvousClient> watch_;    // blocked on this round's abort key

@@ -55,13 +55,15 @@ std::vector<BenchedNode> NodeGroup::round_bench(int round) {
   return bench_from_json(parsed["bench"]);
 }
 
-void NodeGroup::waits_benched(const std::string& why) {
+void NodeGroup::waits_benched(const std::string& why, const std::string& meanwhile) {
   if (said_benched_) return;
   said_benched_ = true;
   if (options_.waits) options_.waits("benched_waiting", why);
   if (options_.say)
     options_.say("aml-launch: " + options_.self.host + ": this node is benched (" + why +
-                 "): it holds no rank in this job and waits, never seated, until the job ends\n");
+                 "): it holds no rank in this job and " +
+                 (meanwhile.empty() ? "waits, never seated," : meanwhile) +
+                 " until the job ends\n");
 }
 
 void NodeGroup::leave_round_unhealthy(int round) {

@@ -98,11 +98,14 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   bench_by_last_round(book, last, round);
   std::map<long, std::string> sitting_out;
   std::vector<long> reseatable;
-  // Node 0's store's host is launcher 0 and always node 0; under etcd the coordinator is a
-  // candidate like the others, with the rank it had.
+  // Node 0's store's host is launcher 0, node 0 wherever it is seated; under etcd the
+  // coordinator is a candidate like the others, with the rank it had.
   const long me = host_ ? 0 : launcher_id_;
   const auto my_seat = last.seats.find(me);
-  const int my_rank = host_ ? 0 : my_seat != last.seats.end() ? my_seat->second : -1;
+  const int my_rank = my_seat != last.seats.end() ? my_seat->second : -1;
+  // The store's host sat the last round out (node_group_keeper.cpp): the next round is given
+  // once a member of it asks (or all are gone), never after the job's end.
+  const bool host_sat_out = host_ && round > 0 && !last.seats.empty() && my_rank < 0;
   if (auto opened = control_->set(kNextRoundKey, std::to_string(round)); !opened) {
     return opened.error();
   }
@@ -129,10 +132,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       reseatable.push_back(id);
     }
   };
-  if (!host_) {
-    look_at(me, my_rank, options_.self.host, options_.self.addr, options_.self.machine,
-            options_.self.health);
-  }
+  look_at(me, my_rank, options_.self.host, options_.self.addr, options_.self.machine,
+          options_.self.health);
   // etcd: the last round's members, but the one it lost, are seated without their slots
   // (node_group_seat.cpp): nobody waits for a thousand looks after a loss. One that is gone
   // left its "gone" key, read before the seats are given, or read by the round's node 0 once
@@ -264,14 +265,33 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     const RoundCount so_far{seatable(), static_cast<int>(awaited.size()),
                             std::chrono::duration_cast<milliseconds>(now - start),
                             std::chrono::duration_cast<milliseconds>(now - last_arrival)};
-    const RoundStart decision = when_to_start(so_far, range, times);
-    if (decision == RoundStart::now && host_ && !options_.self.health.empty()) {
-      // Node 0 serves the store and cannot sit out: the job cannot run here.
-      const std::string why =
-          "a healthy node 0: node 0 (" + options_.self.host +
-          ", which serves the rendezvous) failed its health check: " + options_.self.health +
-          " (under --rdzv-backend etcd any node may sit out)";
-      return fail_everyone(why);
+    RoundStart decision = when_to_start(so_far, range, times);
+    if (host_sat_out) {
+      // The job ended while its last round's members were away: nothing more is seated.
+      if (auto end = ended_job(round); !end || *end) {
+        if (!end) return end.error();
+        return **end;
+      }
+      const bool member_came = std::any_of(joined.begin(), joined.end(), [&last](const auto& c) {
+        return last.seats.contains(c.id);
+      });
+      const bool all_gone =
+          std::all_of(last.seats.begin(), last.seats.end(),
+                      [&gone](const auto& seat) { return gone.contains(seat.first); });
+      // All left on a stop, or with no restart left, and none lived to say the end: it is the
+      // last round's failure.
+      if (all_gone && !member_came && last.failure &&
+          (last.failure->stop_signal != 0 || last.restarts_used > options_.self.max_restarts)) {
+        Agreement end;
+        end.round = round;
+        end.ended = JobEnd{last.failure->exit_code != 0 ? last.failure->exit_code : 1,
+                           "aml-launch: round " + std::to_string(round - 1) +
+                               "'s members all left without a word after its failure: " +
+                               last.failure->describe() + "\n"};
+        end.bench = book.bench;
+        return end;
+      }
+      if (decision == RoundStart::now && !member_came && !all_gone) decision = RoundStart::wait;
     }
     if (decision == RoundStart::now) break;
     if (decision == RoundStart::too_few) {
@@ -348,6 +368,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   places.emplace_back(std::string(kNextRoundKey), std::to_string(round + 1));
   if (auto placed = control_->set_many(places); !placed) return placed.error();
   if (sitting_out.contains(me)) {
+    // Node 0's store's host sits out yet serves the store, and gives the next round's seats.
+    if (host_) return keep_store_through(round, seats, who, sitting_out[me]);
     waits_benched(sitting_out[me]);
     return take_seat(round + 1);
   }

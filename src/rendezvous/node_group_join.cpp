@@ -24,11 +24,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   joining_phase_ = phase;
   // This node's checks (begun with the rendezvous: at the launcher's start for the first
   // round); what it says of itself carries their verdict, so that it is never seated failing.
-  if (options_.health && options_.health->active()) {
-    const HealthReport report = options_.health->verdict();
-    options_.self.health = report.failure();
-    options_.self.nic_gbps = report.slowest_gbps();
-  }
+  read_own_checks();
   if (options_.elastic) {
     // Who is in this round, under which node rank, is settled first; then the round goes on
     // as a fixed-size one.
@@ -204,18 +200,20 @@ Result<bool> NodeGroup::all_exist(const std::string& name) {
 }
 
 // Where this round's workers meet (DESIGN §3): their MASTER_PORT is the store's own port
-// (node 0's store: the job's; under etcd, the one this round's node 0 serves), where torch's
+// (node 0's store: the job's; under etcd, or where that store's host sits the round out, the
+// one this round's node 0 serves), where torch's
 // door shares the socket, unless rank 0's worker hosts torch's store at a port of its own.
 Result<bool> NodeGroup::open_workers_ports(Agreement& agreement) {
   torch_store_.reset();  // the last round's, with its keys and connections
   for (int port : round_ports_) release_tcp_port(port);
   round_ports_.clear();
-  if (on_etcd()) {
+  // Not node 0's store's host (etcd, or that host sits this round out): a store of its own.
+  if (!host_) {
     auto store = serve_workers_store();
     if (!store) return store.error();
     agreement.worker_store_port = *store;
   }
-  const int store_port = on_etcd() ? agreement.worker_store_port : options_.master_port;
+  const int store_port = host_ ? options_.master_port : agreement.worker_store_port;
   keep_ports_free_after(store_port);
   if (options_.serve_workers_store) {
     for (const NodeInfo& node : agreement.nodes) options_.admitted->add(node.addr);

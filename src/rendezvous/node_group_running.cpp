@@ -68,8 +68,9 @@ void NodeGroup::local_success() {
   finishing_ = true;
   (void)control_->set(node_key("done", options_.self.node_rank), "1");
   // Its workers all finished well: from here on its launcher going away costs the job nothing.
-  // Except node 0's under etcd: it writes the job's completion, and its death must be heard.
-  const bool writes_completion = on_etcd() && options_.self.node_rank == 0;
+  // Except node 0's where it is not the store's host (etcd, or that host sits the round out):
+  // it writes the job's completion, and its death must be heard.
+  const bool writes_completion = options_.self.node_rank == 0;
   if (!host_ && !writes_completion) {
     clear_will(true);
     disarm_tripwire();
@@ -250,7 +251,8 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
                          " (a paused VM, a starved host: over --node-timeout " +
                          seconds_text(options_.node_timeout) + "), and the job went on without it");
   }
-  if (!on_etcd()) return lost_node(0, why);
+  // Node 0's store is node 0's launcher, unless its host sits the round out.
+  if (!on_etcd()) return node0_serves_own_store() ? lost_rendezvous(why) : lost_node(0, why);
   JobFailure lost = lost_rendezvous(why);
   if (options_.self.node_rank == 0) tell_members_why(lost);
   return lost;
@@ -258,7 +260,8 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
 
 JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
   JobFailure f;
-  f.host = options_.backend.describe(store_address());
+  f.host =
+      options_.backend.describe(options_.master_addr + ":" + std::to_string(options_.master_port));
   f.exit_code = 1;
   f.status = "the job's rendezvous was lost: " + f.host + " could not be reached for " +
              "--node-timeout " + seconds_text(options_.node_timeout) + " (" + why + ")";
@@ -316,8 +319,9 @@ PeerNews NodeGroup::poll_round(bool readable) {
   if (now < next_tick_) return news;
   next_tick_ = now + (leader && finishing_ ? kFinishTick : beat_interval());
   if (next_seat_due_) watch_next_seat();
-  // Under etcd node 0 holds a lease like every node: it beats too.
-  news.failure = !leader || on_etcd() ? beat() : std::nullopt;
+  // Under etcd node 0 holds a lease like every node: it beats too; and so does a node 0 that
+  // is not the store's host (it sits the round out), to hear that store's silence.
+  news.failure = host_ ? std::nullopt : beat();
   if (leader && !news.failure) news.failure = find_silent_node();
   if (leader && !news.failure) news.failure = gone_member();
   if (leader && !news.failure) news.failure = admit_newcomers();

@@ -43,7 +43,6 @@ Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   auto ended = control_->get(kJobEndKey, milliseconds(0));
   if (!ended) return ended.error();
   if (!*ended) return std::optional<Agreement>();
-  (void)control_->set(end_read_key(launcher_id_), "1");
   Agreement end;
   end.round = round;
   const std::string& text = **ended;
@@ -53,6 +52,9 @@ Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   // The bench as the job's last round left it: a benched node's own summary lists it too.
   for (int r = round; r >= 0 && r >= round - 2 && end.bench.empty(); --r)
     end.bench = round_bench(r);
+  // Read: node 0's store may go now (it waits for this mark, not longer), so the mark comes
+  // after the last read (a benched node's summary lacked the bench when the store went first).
+  (void)control_->set(end_read_key(launcher_id_), "1");
   return std::optional<Agreement>(end);
 }
 
@@ -281,16 +283,19 @@ void NodeGroup::watch_next_seat() {
 
 void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   // Node 0's store's host says it; under etcd every member of the last round does (the first
-  // one is kept), since any of them may be lost.
-  // Under etcd a fixed-size job says it too: its id may be used again.
-  const bool tells = on_etcd() ? options_.self.node_rank >= 0 : host_ != nullptr;
+  // one is kept), since any of them may be lost. Where that host sat the last round out, the
+  // round's node 0 does, the last to leave its store (the host goes once it is said). Under
+  // etcd a fixed-size job says it too: its id may be used again.
+  const bool tells =
+      host_ != nullptr || (on_etcd() ? options_.self.node_rank >= 0
+                                     : node0_serves_own_store() && options_.self.node_rank == 0);
   if ((!options_.elastic && !on_etcd()) || !tells) return;
   const std::string news = std::to_string(exit_code) + "\n" + said;
   auto kept = control_->compare_set(kJobEndKey, "", news);
   // The launchers waiting for the next round read it before the store goes away (etcd keeps
   // it for those that come later); node 0 wakes them (were it lost, they see it at their
   // next look).
-  if (!kept || options_.self.node_rank != 0) return;
+  if (!kept || (options_.self.node_rank != 0 && !host_)) return;
   auto next = control_->get(kNextRoundKey, milliseconds(0));
   if (!next || !*next) return;
   const int round = std::atoi((*next)->c_str());

@@ -16,8 +16,10 @@
 #    is spent by the failure that ended round 0) and is benched; the spare takes node rank 3.
 # 7. Two nodes and no spare (2:2, --bench-after 1): node 1's rank fails first; benched, it is
 #    seated again, saying so, since without it the job would end; the job finishes.
-# 8. Node 0 fails its own check: with node 0's store (it serves the rendezvous, it cannot sit
-#    out) every node stops naming it; under etcd it sits out and the others run.
+# 8. Node 0 fails its own check: it sits out and the others run. With node 0's store it still
+#    serves the rendezvous and gives the seats: a spare that comes after it is seated in the
+#    next round, and the workers meet at that round's node 0 (a torch Gloo allreduce); the
+#    round's node 0 paused is found lost by the store's host, and the spare goes on alone.
 # With AML_TEST_RDZV=etcd every case again with the rendezvous in a real three-member etcd on
 # hosts 5-7.
 # usage: health_test.sh AML_LAUNCH NVML_STAND_IN_LIBRARY
@@ -46,13 +48,15 @@ else
   rdzv() { echo --rdzv-endpoint "$MASTER:$1" --rdzv-id "$2"; }
 fi
 
-# Each worker writes its node rank and world size for its round, then runs until told:
-# $W/JOB.finish ends every worker well; $W/JOB.fail.HOST.ROUND makes that host's worker fail.
+# Each worker writes its node rank, world size and MASTER_ADDR for its round, runs the job's
+# step where it has one ($W/JOB.step), then runs until told: $W/JOB.finish ends every worker
+# well; $W/JOB.fail.HOST.ROUND makes that host's worker fail.
 cat >"$WORK/worker.sh" <<'WORKER'
 #!/bin/sh
 r=$TORCHELASTIC_RESTART_COUNT
-echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
+echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK $MASTER_ADDR" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
   mv "$W/$JOB.rank.$HOST_ID.$r.part" "$W/$JOB.rank.$HOST_ID.$r"
+if [ -e "$W/$JOB.step" ]; then sh "$W/$JOB.step" || exit 4; fi
 while :; do
   [ -e "$W/$JOB.fail.$HOST_ID.$r" ] && exit 3
   [ -e "$W/$JOB.finish" ] && exit 0
@@ -316,17 +320,65 @@ if [ "$BACKEND" = etcd ]; then
   got=$(end_job $J)
   check "zero, etcd: the job exits 0 on every host ($got)" [ "$got" = "0 0 0" ] || show $J
 else
-  # Two hosts: a launcher that came after node 0 stopped would wait --rdzv-timeout for node 0's
-  # store to come back, as after any loss of node 0.
+  # Node 0's store's host fails its own check: it holds no rank, yet serves the rendezvous and
+  # gives every round's seats. Round 0 runs host 1 alone (1:2) as node 0, its workers meeting
+  # at its own address; host 2, come after, waits as a spare, and is seated in round 1 (host 1's
+  # worker fails round 0), where the two ranks' torch Gloo allreduce meets at the round's node 0.
+  cat >"$WORK/$J.step" <<'STEP'
+[ "$TORCHELASTIC_RESTART_COUNT" = 1 ] || exit 0
+/usr/bin/python3 -c '
+import datetime, torch, torch.distributed as dist
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print(int(t.item()))
+dist.destroy_process_group()' >"$W/$JOB.sum.$HOST_ID.part" &&
+  mv "$W/$JOB.sum.$HOST_ID.part" "$W/$JOB.sum.$HOST_ID"
+STEP
+  ARGS=(--nnodes 1:2 $(rdzv 29478 "zero-$$") --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 5
+    --max-restarts 2 --bad-nodes-file "$WORK/$J.bad"
+    --health-command 'test ! -e "$W/$JOB.sick.$HOST_ID"')
   start $J 0 no_env "${ARGS[@]}"
   sleep 0.5
   start $J 1 no_env "${ARGS[@]}"
-  got="$(wait_status $J 0 20) $(wait_status $J 1 20)"
-  check "zero: node 0 failing its check stops every node ($got), no worker started" \
-    bash -c "[ '$got' = '2 2' ] && ! ls '$WORK/$J'.rank.* >/dev/null 2>&1" || show $J
-  check "zero: every node names node 0, the rendezvous it serves and its check" bash -c \
-    "for h in 0 1; do grep -q 'node 0 (.*, which serves the rendezvous) failed its health check: command: exit 1' \"$WORK/$J.out.\$h\" || exit 1; done" ||
+  wait_file "$WORK/$J.rank.1.0" 20
+  start $J 2 no_env "${ARGS[@]}"
+  wait_said "$WORK/$J.out.2" "hot spare" 10
+  check "zero: host 0 sits out; host 1 runs round 0 alone as node 0, its workers meeting at its own address" \
+    bash -c "[ \"\$(cat '$WORK/$J.rank.1.0')\" = '0 1 1 0 10.77.0.2' ] && [ ! -e '$WORK/$J.rank.0.0' ]" ||
     show $J
+  check "zero: host 0 says it is benched and still serves the rendezvous" \
+    grep -q "this node is benched (failed its health check: command: exit 1): it holds no rank in this job and keeps serving the job's rendezvous" \
+    "$WORK/$J.out.0" || show $J
+  touch "$WORK/$J.fail.1.0"
+  wait_file "$WORK/$J.sum.1" 30 && wait_file "$WORK/$J.sum.2" 10
+  check "zero: round 1 seats the spare come after node 0 sat out: hosts 1 and 2, node 0 on host 1" \
+    bash -c "[ \"\$(cut -d' ' -f1,2,5 '$WORK/$J.rank.1.1')\" = '0 2 10.77.0.2' ] &&
+             [ \"\$(cut -d' ' -f1,2,5 '$WORK/$J.rank.2.1')\" = '1 2 10.77.0.2' ]" || show $J
+  check "zero: round 1's two ranks meet at its node 0 (torch Gloo allreduce: 1 + 2)" \
+    bash -c "[ \"\$(cat '$WORK/$J.sum.1' '$WORK/$J.sum.2' | tr '\n' ' ')\" = '3 3 ' ]" || show $J
+  # The round's node 0 paused (every process of host 1): no member watches it, the store's host
+  # does; lost after --node-timeout, host 2 runs round 2 alone as node 0.
+  paused=$(host_pids $J 1)
+  kill -STOP $paused 2>/dev/null
+  wait_file "$WORK/$J.rank.2.2" 30
+  kill -KILL $paused 2>/dev/null
+  check "zero: the round's node 0 paused is found lost by the store's host; host 2 runs round 2 as node 0" \
+    bash -c "[ \"\$(cut -d' ' -f1,2,5 '$WORK/$J.rank.2.2')\" = '0 1 10.77.0.3' ]" || show $J
+  check "zero: host 2 names host 1's silence" \
+    grep -q "node 0 (vm).*no heartbeat for over 5 s (--node-timeout 5 s)" "$WORK/$J.out.2" || show $J
+  got=$(end_job $J)
+  check "zero: the job exits 0 on hosts 0 and 2, node 0's store's host with it; the paused one killed ($got)" \
+    [ "$got" = "0 137 0" ] || show $J
+  check "zero: host 0's --summary-file and --bad-nodes-file bench it (node_rank -1: it held none), and the lost host 1" \
+    /usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["node_rank"] == -1 and s["exit_code"] == 0 and s["workers"] == [], s
+benched = [(b["addr"], b["reason"], b["node_rank"]) for b in s["benched"]]
+assert benched == [("10.77.0.1", "failed its health check", -1), ("10.77.0.2", "its launcher was lost", 0)], s
+bad = [json.loads(l) for l in open(sys.argv[2])]
+assert [b["addr"] for b in bad] == ["10.77.0.1", "10.77.0.2"], bad' "$WORK/$J.summary.0.json" "$WORK/$J.bad" || show $J
 fi
 
 left=$(grep -l -s "AML_TEST_MARK=$MARK" /proc/[0-9]*/environ | wc -l)

@@ -14,6 +14,22 @@ TEST(ChooseMembers, FirstRoundNodeZeroThenInTheOrderTheyCame) {
   EXPECT_TRUE(m.spares.empty());
 }
 
+TEST(ChooseMembers, WithoutTheStoresHostTheFirstToComeIsNodeZero) {
+  // Node 0's store's host (launcher 0) sits the round out: no seat is kept for it.
+  Membership m = choose_members({{5, -1}, {3, -1}}, 4);
+  EXPECT_EQ(m.by_rank, (std::vector<long>{5, 3}));
+  // The round after: the member at node rank 0 keeps it, the spare come since takes rank 1.
+  m = choose_members({{8, -1}, {5, 0}}, 4);
+  EXPECT_EQ(m.by_rank, (std::vector<long>{5, 8}));
+}
+
+TEST(ChooseMembers, TheStoresHostSeatedAgainIsNodeZero) {
+  // It sat out a round (ranks 0 and 1 were 5 and 3) and is seated again: node 0 is its, and
+  // the member that had node rank 0 moves to the free rank.
+  Membership m = choose_members({{5, 0}, {3, 1}, {0, -1}}, 3);
+  EXPECT_EQ(m.by_rank, (std::vector<long>{0, 3, 5}));
+}
+
 TEST(ChooseMembers, BeyondTheMostNodesWaitAsSpares) {
   Membership m = choose_members({{0, -1}, {1, -1}, {2, -1}}, 2);
   EXPECT_EQ(m.by_rank, (std::vector<long>{0, 1}));
