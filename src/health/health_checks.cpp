@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "util/seconds_text.hpp"
+#include "util/signal_free_thread.hpp"
 
 namespace aml {
 namespace {
@@ -74,7 +75,8 @@ HealthReport run_health_checks(const HealthSettings& settings, HealthLooks& look
   std::optional<std::thread> beside;
   HealthResult command_result;
   if (command)
-    beside.emplace([&] { command_result = timed([&] { return check_command(settings); }); });
+    beside.emplace(signal_free_thread(
+        [&] { command_result = timed([&] { return check_command(settings); }); }));
   if (settings.gpu || (settings.automatic && has_gpus(settings))) {
     HealthResult gpu = timed([&] { return check_gpus(settings, looks); });
     // Device files without the driver's library (a CPU job's container on a GPU node): auto
@@ -116,7 +118,9 @@ void HealthWatch::begin() {
   begun_ = Clock::now();
   // Detached: a look that hangs (an NVML call on a GPU gone from the bus) must not hold the
   // launcher; it is named failed at the bound and left to end on its own.
-  std::thread(std::move(task)).detach();
+  // It takes no signal: one it took would be lost to the main thread's signalfd (a worker's
+  // SIGCHLD among them), and a hung look lasts.
+  signal_free_thread(std::move(task)).detach();
 }
 
 HealthReport HealthWatch::verdict() {

@@ -1,9 +1,10 @@
 #include "util/service_thread.hpp"
 
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "util/signal_free_thread.hpp"
 
 namespace aml {
 namespace {
@@ -15,10 +16,7 @@ constexpr int kServicePriority = -10;  // nice value: well ahead of nice-0 worke
 ServiceThread::ServiceThread(std::function<void()> serve, std::function<void()> stop)
     : stop_(std::move(stop)) {
   // Signals are the main thread's business (its signalfd): none may land here.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &previous);
-  thread_ = std::thread([serve = std::move(serve)] {
+  thread_ = signal_free_thread([serve = std::move(serve)] {
     // Every node's rendezvous, liveness and its workers' store calls go through this thread:
     // it must not wait behind this node's own busy workers (data loaders at full CPU). Allowed
     // only to root (and CAP_SYS_NICE): elsewhere it keeps the launcher's priority. The
@@ -27,7 +25,6 @@ ServiceThread::ServiceThread(std::function<void()> serve, std::function<void()> 
     (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kServicePriority);
     serve();
   });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 ServiceThread::~ServiceThread() {

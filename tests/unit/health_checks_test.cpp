@@ -3,13 +3,17 @@
 #include "health/health_checks.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "fixture_paths.hpp"
 
@@ -286,6 +290,52 @@ TEST_F(HealthChecks, ALookThatHangsFailsAtTheBound) {
   write("/nvml", "count 1\n");
   const HealthReport later = watch.verdict();  // a new look with state of its own
   EXPECT_EQ(later.failure(), "") << later.failure();
+}
+
+// The threads of this process but the calling one that leave SIGCHLD unblocked: a SIGCHLD
+// that one of them took was lost to the launcher's signalfd (a worker's exit never seen).
+std::vector<std::string> threads_taking_sigchld() {
+  std::vector<std::string> taking;
+  const std::string self = std::to_string(static_cast<long>(syscall(SYS_gettid)));
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    const std::string id = task.path().filename();
+    if (id == self) continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);) {
+      if (!line.starts_with("SigBlk:")) continue;
+      const unsigned long long blocked = std::stoull(line.substr(7), nullptr, 16);
+      if ((blocked & (1ULL << (SIGCHLD - 1))) == 0) taking.push_back(id);
+    }
+  }
+  return taking;
+}
+
+TEST_F(HealthChecks, ALooksThreadsTakeNoSignal) {
+  // As in the launcher while its rendezvous runs (the next look begins then): SIGCHLD
+  // unblocked in the thread that begins the look.
+  sigset_t child, previous;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  pthread_sigmask(SIG_UNBLOCK, &child, &previous);
+  settings_.health_command = "sleep 1";  // its thread beside the look's, both alive a while
+  settings_.command = true;
+  HealthWatch watch(settings_);
+  watch.begin();
+  usleep(200000);
+  EXPECT_EQ(threads_taking_sigchld(), std::vector<std::string>{});
+  // A look that hangs leaves its thread behind for good.
+  gpus(1);
+  write("/nvml", "count 1\nhang\n");
+  settings_.health_command.clear();
+  settings_.command = false;
+  settings_.gpu = true;
+  settings_.bound = milliseconds(200);
+  HealthWatch hung(settings_);
+  ASSERT_NE(hung.verdict().first_failure(), nullptr);
+  EXPECT_EQ(threads_taking_sigchld(), std::vector<std::string>{});
+  (void)watch.verdict();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  write("/nvml", "count 1\n");  // the hung look ends
 }
 
 TEST_F(HealthChecks, TheWordsOfHealthChecks) {
