@@ -275,9 +275,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       const bool member_came = std::any_of(joined.begin(), joined.end(), [&last](const auto& c) {
         return last.seats.contains(c.id);
       });
-      const bool all_gone =
-          std::all_of(last.seats.begin(), last.seats.end(),
-                      [&gone](const auto& seat) { return gone.contains(seat.first); });
+      // Gone: its "gone" key, or the launcher the last round lost (not looked at again).
+      const bool all_gone = std::all_of(
+          last.seats.begin(), last.seats.end(), [&gone, &not_awaited](const auto& seat) {
+            return gone.contains(seat.first) || not_awaited.contains(seat.first);
+          });
       // All left on a stop, or with no restart left, and none lived to say the end: it is the
       // last round's failure.
       if (all_gone && !member_came && last.failure &&

@@ -19,7 +19,8 @@
 # 8. Node 0 fails its own check: it sits out and the others run. With node 0's store it still
 #    serves the rendezvous and gives the seats: a spare that comes after it is seated in the
 #    next round, and the workers meet at that round's node 0 (a torch Gloo allreduce); the
-#    round's node 0 paused is found lost by the store's host, and the spare goes on alone.
+#    round's node 0 paused is found lost by the store's host, and the spare goes on alone; a
+#    round's only member killed with no restart left ends the store's host with its failure.
 # With AML_TEST_RDZV=etcd every case again with the rendezvous in a real three-member etcd on
 # hosts 5-7.
 # usage: health_test.sh AML_LAUNCH NVML_STAND_IN_LIBRARY
@@ -379,6 +380,21 @@ benched = [(b["addr"], b["reason"], b["node_rank"]) for b in s["benched"]]
 assert benched == [("10.77.0.1", "failed its health check", -1), ("10.77.0.2", "its launcher was lost", 0)], s
 bad = [json.loads(l) for l in open(sys.argv[2])]
 assert [b["addr"] for b in bad] == ["10.77.0.1", "10.77.0.2"], bad' "$WORK/$J.summary.0.json" "$WORK/$J.bad" || show $J
+  # The round's only member killed with no restart left: nobody lives to say the job's end; the
+  # store's host ends with the round's failure, not after --rdzv-timeout.
+  J=zeroleft
+  touch "$WORK/$J.sick.0"
+  ARGS=(--nnodes 1:2 $(rdzv 29479 "zeroleft-$$") --nproc-per-node 1 --rdzv-last-call 1 --node-timeout 5
+    --max-restarts 0 --health-command 'test ! -e "$W/$JOB.sick.$HOST_ID"')
+  start $J 0 no_env "${ARGS[@]}"
+  sleep 0.5
+  start $J 1 no_env "${ARGS[@]}"
+  wait_file "$WORK/$J.rank.1.0" 20
+  kill_host $J 1
+  s0=$(wait_status $J 0 20)
+  check "zero, its member killed with no restart left: the store's host ends with the round's failure (exit $s0)" \
+    bash -c "[ '$s0' = 1 ] && grep -q \"round 0's members all left without a word after its failure: .*its launcher was lost\" '$WORK/$J.out.0'" ||
+    show $J
 fi
 
 left=$(grep -l -s "AML_TEST_MARK=$MARK" /proc/[0-9]*/environ | wc -l)
