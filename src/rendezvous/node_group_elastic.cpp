@@ -395,21 +395,4 @@ std::string NodeGroup::place_key(int round, long launcher) const {
   return RendezvousClient::answer_key(elastic_key(round, "count"), launcher);
 }
 
-// Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next
-// round ends this one (all nodes stop their workers and meet again at once).
-std::optional<JobFailure> NodeGroup::admit_newcomers() {
-  if (!options_.elastic || !options_.admit_at_once || finishing_ ||
-      options_.self.nnodes >= options_.elastic->max) {
-    return std::nullopt;
-  }
-  auto waiting = control_->add(elastic_key(round_ + 1, "count"), 0);
-  if (!waiting || *waiting == 0) return std::nullopt;
-  JobFailure regroup = lost_node(0, "");
-  regroup.regroup = true;
-  regroup.exit_code = 0;
-  regroup.status = "it ends round " + std::to_string(round_) + " to admit " +
-                   std::to_string(*waiting) + " node(s) that came (--admit-newcomers at-once)";
-  return stored_failure_or(regroup);
-}
-
 }  // namespace aml

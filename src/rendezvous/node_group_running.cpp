@@ -1,6 +1,7 @@
 // While a round runs (DESIGN §5): this node's failure reported (the first one is the job's
 // verdict), heartbeats and the loss of nodes or of the rendezvous itself, the abort key heard
-// on the watch connection, and the job's completion once every node's workers finished.
+// on the watch connection, the job's completion once every node's workers finished, and
+// (node 0, --admit-newcomers at-once) a newcomer ending a round that lacks nodes.
 #include <poll.h>
 
 #include <algorithm>
@@ -327,6 +328,23 @@ PeerNews NodeGroup::poll_round(bool readable) {
   if (leader && !news.failure) news.failure = admit_newcomers();
   if (news.failure || !leader || !finishing_) return news;
   return finishing_news(now);
+}
+
+// Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next
+// round ends this one (all nodes stop their workers and meet again at once).
+std::optional<JobFailure> NodeGroup::admit_newcomers() {
+  if (!options_.elastic || !options_.admit_at_once || finishing_ ||
+      options_.self.nnodes >= options_.elastic->max) {
+    return std::nullopt;
+  }
+  auto waiting = control_->add(elastic_key(round_ + 1, "count"), 0);
+  if (!waiting || *waiting == 0) return std::nullopt;
+  JobFailure regroup = lost_node(0, "");
+  regroup.regroup = true;
+  regroup.exit_code = 0;
+  regroup.status = "it ends round " + std::to_string(round_) + " to admit " +
+                   std::to_string(*waiting) + " node(s) that came (--admit-newcomers at-once)";
+  return stored_failure_or(regroup);
 }
 
 }  // namespace aml
