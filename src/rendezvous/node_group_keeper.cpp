@@ -5,16 +5,13 @@
 // host meanwhile watches the round as node 0 would have: a silent member (the round's node 0
 // included, whose silence no member would see) is named lost; and when the round ends it
 // gives the next one's seats, or ends with the job.
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "rendezvous/elastic_keys.hpp"
 #include "rendezvous/node_group.hpp"
 
 namespace aml {
 
 using std::chrono::milliseconds;
-using namespace elastic_keys;
 
 void NodeGroup::read_own_checks() {
   if (!options_.health || !options_.health->active()) return;
