@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "event_setup.hpp"
+#include "supervisor/exit_status.hpp"
+#include "supervisor/job_stop.hpp"
 #include "util/replace_file.hpp"
 
 namespace aml {
@@ -34,6 +37,32 @@ int rendezvous_failed(const Options& options, const Error& error, const NodeIden
   const std::string text = said + "aml-launch: error: " + error.message() + "\n";
   (void)!write(STDERR_FILENO, text.data(), text.size());
   return kNothingStarted;
+}
+
+void stopped_while_waiting(int signal, long sender_pid, const Options& options,
+                           const NodeIdentity& node, const ElasticRounds& rounds,
+                           const GoodputClock& clock, EventLog* events) {
+  RunOutcome outcome;
+  outcome.exit_code = 128 + signal;
+  outcome.stop_requested = true;
+  JobStop stop;
+  stop.signal = signal;
+  stop.sender_pid = sender_pid;
+  stop.sender = sender_pid > 0 ? process_name(sender_pid) : "";
+  stop.time = utc_timestamp(std::chrono::system_clock::now());
+  outcome.stopped = stop;
+  if (events != nullptr) {
+    events->write("stop", {{"signal", signal_name(signal)},
+                           {"sender_pid", sender_pid > 0 ? nlohmann::ordered_json(sender_pid)
+                                                         : nlohmann::ordered_json()},
+                           {"sender", stop.sender.empty() ? nlohmann::ordered_json()
+                                                          : nlohmann::ordered_json(stop.sender)}});
+  }
+  end_events(events, outcome, node);
+  std::string said = write_summary_file(options, outcome, node, true, rounds, clock);
+  said += failure_summary_text(outcome, node);
+  said += "aml-launch: the stop came while this node waited for a round: no worker of it ran\n";
+  (void)!write(STDERR_FILENO, said.data(), said.size());
 }
 
 std::string time_text(const std::string& report, const RunOutcome& outcome,

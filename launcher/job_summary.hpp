@@ -5,6 +5,7 @@
 #include <string>
 
 #include "elastic_rounds.hpp"
+#include "events/event_log.hpp"
 #include "events/goodput_clock.hpp"
 #include "options.hpp"
 #include "supervisor/failure_summary.hpp"
@@ -22,6 +23,13 @@ std::string write_summary_file(const Options& options, const RunOutcome& outcome
 // with it as "start_error" and the nodes benched for it. The launcher's status: 2.
 int rendezvous_failed(const Options& options, const Error& error, const NodeIdentity& node,
                       const ElasticRounds& rounds, const GoodputClock& clock);
+
+// A stop signal came while this node waited for a round (StopWhileWaiting): the stop and end
+// events, --summary-file ("stopped", exit 128+signal, no worker), the report on stderr, as
+// after a stop while workers ran. The caller then ends the process.
+void stopped_while_waiting(int signal, long sender_pid, const Options& options,
+                           const NodeIdentity& node, const ElasticRounds& rounds,
+                           const GoodputClock& clock, EventLog* events);
 
 // The time line ("aml-launch: time: ..."), where the report says something already (a
 // failure, a stop, a notice) or the job restarted; "" for a run that just succeeded, or one

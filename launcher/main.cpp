@@ -8,6 +8,7 @@
 #include <ctime>
 #include <functional>
 #include <iostream>
+#include <mutex>
 
 #include "artifact.hpp"
 #include "elastic_rounds.hpp"
@@ -17,6 +18,7 @@
 #include "health_setup.hpp"
 #include "jax_plugin.hpp"
 #include "job_summary.hpp"
+#include "launcher_fields.hpp"
 #include "local_worker_store.hpp"
 #include "net/local_host.hpp"
 #include "node_group_setup.hpp"
@@ -30,12 +32,12 @@
 #include "program_command.hpp"
 #include "rendezvous/node_group.hpp"
 #include "report_command.hpp"
+#include "stop_while_waiting.hpp"
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/guardian.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
-#include "util/expand_fields.hpp"
 #include "util/replace_file.hpp"
 #include "util/write_all.hpp"
 
@@ -59,41 +61,6 @@ void say_after_workers(const Options& options, const std::string& text,
   auto patience = std::chrono::milliseconds(
       stop_requested ? 0 : static_cast<long long>(options.term_timeout_seconds * 1000));
   write_within(STDERR_FILENO, text, patience);
-}
-
-// {rank}, {local_rank} and {node_rank} in --summary-file, --log-dir and --events-file: this
-// launcher's place, so that the launchers of one srun or mpirun line (one path for all) each
-// get their own. A
-// per-process launcher has its worker's; a per-node one is its node's only launcher: rank =
-// node rank, local rank 0.
-std::optional<Error> expand_launcher_fields(Options& options, const Topology& t) {
-  // An elastic job's node rank comes at each round, after these paths are needed.
-  if (t.elastic) {
-    for (auto [flag, text] :
-         {std::pair<const char*, std::string>{"--summary-file", options.summary_file},
-          {"--log-dir", options.log_dir.value_or("")},
-          {"--events-file", options.events_file.value_or("")},
-          {"--job-events-file", options.job_events_file}}) {
-      if (text.find("{rank}") != std::string::npos ||
-          text.find("{node_rank}") != std::string::npos) {
-        return invalid(flag, text,
-                       "a path without {rank} or {node_rank} in an elastic job (--nnodes MIN:MAX): "
-                       "a node's rank is given at each round, after the path is needed; one "
-                       "launcher per node needs none");
-      }
-    }
-  }
-  const bool per_process = t.launch == Launch::per_process;
-  auto expand = [&](const std::string& text) {
-    return expand_fields(text, {{"rank", per_process ? t.rank : t.node_rank},
-                                {"local_rank", per_process ? t.local_rank : 0},
-                                {"node_rank", t.node_rank}});
-  };
-  options.summary_file = expand(options.summary_file);
-  if (options.log_dir) options.log_dir = expand(*options.log_dir);
-  if (options.events_file) options.events_file = expand(*options.events_file);
-  options.job_events_file = expand(options.job_events_file);
-  return std::nullopt;
 }
 
 int run(int argc, char** argv) {
@@ -179,19 +146,35 @@ int run(int argc, char** argv) {
   const bool grouped = joins_group(options, plan.topology);
   const bool checked = health_checked(options, plan.topology);
   if (checked) health->begin();
+  // While this node waits for a round, a stop is told by a thread of its own (StopWhileWaiting),
+  // under this lock, which the wait's own writes take too.
+  std::recursive_mutex waiting;
+  auto waits = [&] {
+    return std::make_unique<StopWhileWaiting>(
+        waiting, notices->launcher_signal, [&](int sig, long from) {
+          stopped_while_waiting(sig, from, options, node, rounds, (*watch)->clock, events);
+        });
+  };
   if (grouped) {
+    auto stop_watch = waits();
     auto started = start_node_group(
         options, plan, *inputs, *auth, *backend,
-        [&options](const std::string& text) { say_after_workers(options, text); }, health,
-        machine_name(env),
-        [&options, &plan, events, &rounds](const BenchedNode& node) {
+        [&options, &waiting](const std::string& text) {
+          std::lock_guard held(waiting);
+          say_after_workers(options, text);
+        },
+        health, machine_name(env),
+        [&options, &plan, events, &rounds, &waiting](const BenchedNode& node) {
+          std::lock_guard held(waiting);
           record_benched(options, plan, node);
           events->write("node_benched", bench_json(node));
           rounds.benched_one(node);
         },
-        [events](const char* kind, const std::string& why) {
+        [events, &waiting](const char* kind, const std::string& why) {
+          std::lock_guard held(waiting);
           events->write(kind, {{"why", why}});
         });
+    stop_watch.reset();
     if (!started) return rendezvous_failed(options, started.error(), node, rounds, (*watch)->clock);
     group = std::move(*started);
   }
@@ -216,7 +199,9 @@ int run(int argc, char** argv) {
     if (group) {
       const auto asked = std::chrono::steady_clock::now();
       events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
+      auto stop_watch = waits();
       auto agreed = group->join(restart_count, phase);
+      stop_watch.reset();
       if (!agreed) return agreed.error();
       rendezvous_formed_event(**watch, phase, *agreed, asked);
       if (agreed->ended) {

@@ -182,6 +182,26 @@ for h in 2 3; do
 done
 check "2:2, four launchers: two wait as hot spares" bash -c \
   "grep -q 'hot spare' '$WORK/$J.out.2' && grep -q 'hot spare' '$WORK/$J.out.3'" || show $J
+# A fifth launcher, a spare too, stopped by SIGTERM while it waits (a pod deleted, scancel): it
+# ends at once as a stop, with its summary and its events' end (the fault campaign found a
+# spare that left neither), and the job goes on.
+spare_events() { echo AML_LAUNCH_EVENTS_FILE="$WORK/$J.events.4.jsonl"; }
+start $J 4 spare_events "${ARGS[@]}"
+for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.4" 2>/dev/null && break; sleep 0.05; done
+t_term=$(date +%s%N)
+kill -TERM $(launcher_pids $J 4 | tail -1) 2>/dev/null  # the guardian: the pid its scheduler knows
+s4=$(wait_status $J 4 5)
+ms=$((($(date +%s%N) - t_term) / 1000000))
+check "2:2: a waiting spare stopped by SIGTERM ends at once as a stop ($s4 after $ms ms), saying so" \
+  bash -c "[ '$s4' = 143 ] && [ $ms -lt 3000 ] && grep -q 'stopped by SIGTERM from outside' '$WORK/$J.out.4'" || show $J
+check "2:2: its summary says the stop, no rank held, no worker; its events end" \
+  $py -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["exit_code"] == 143 and s["node_rank"] == -1 and s["first_failure"] is None, s
+assert s["stopped"]["signal_name"] == "SIGTERM" and s["stopped"]["workers"] == 0, s["stopped"]
+kinds = [json.loads(l)["kind"] for l in open(sys.argv[2])]
+assert kinds[-3:] == ["stop", "round_ended", "end"], kinds' \
+  "$WORK/$J.summary.4.json" "$WORK/$J.events.4.jsonl"
 t0=$(date +%s%N)
 kill_host $J 1
 wait_file "$WORK/$J.rank.2.1" 15
@@ -209,7 +229,10 @@ assert [j[:2] for j in joined] == [(0, 1), (1, 1)] and joined[0][2] != joined[1]
   "$WORK/$J.events.0.jsonl"
 check "2:2: the spare's summary says its time went in a spare's wait, none running" \
   $py -c 'import json, sys; t = json.load(open(sys.argv[1]))["time"]
-assert t["spare_seconds"] >= 0.9 * t["wall_seconds"] > 0 and t["running_seconds"] == 0 and t["trained_share"] == 0, t' \
+assert t["spare_seconds"] > 0 and t["running_seconds"] == 0 and t["trained_share"] == 0, t
+# Its whole life: the rendezvous that found it a spare, then the wait (a spare that lived 0.3 s
+# spent 0.04 s of it meeting the others).
+assert t["spare_seconds"] + t["rendezvous_seconds"] >= 0.95 * t["wall_seconds"] > 0, t' \
   "$WORK/$J.summary.3.json"
 check "2:2: --summary-file records both rounds: their members, who left and came, why each ended" \
   $py -c '
