@@ -8,7 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin libgloo-dev python3-mpi4py help2man dpkg-dev
   podman runc busybox-static
   clang libclang-rt-14-dev clang-format
-  slurm-wlm munge libmunge2 gdb qemu-user-static file libsodium-dev nmap etcd-server etcd-client openssl libssl3 python3-etcd
+  slurm-wlm munge libmunge2 gdb qemu-user-static file libsodium-dev nmap etcd-server etcd-client nftables openssl libssl3 python3-etcd
   libnghttp2-14 libnghttp2-dev
   prometheus chromium python3-pil fonts-dejavu-core
   zsh tcsh hyperfine python3 python3-torch python3-yaml python3-jsonschema python3-venv procps iproute2 util-linux unzip

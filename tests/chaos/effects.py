@@ -1,0 +1,226 @@
+"""Invariant 3, bounded effects: each fault's seen effect, from the launchers' events, set beside
+what the docs say it does, with its recovery time (from the fault to the first step of a round
+that started after it).
+
+A fault is judged unless another that overlaps its window could change what it is judged by: a
+fault that must not end the round, beside one that ends it; a fault that must bring a new round,
+beside a notice or two other hosts away (too few nodes for one); a pause, a cut or a sickness,
+beside another fault that takes the same host away. Such a fault's effect is recorded as
+"overlapped", not judged: two faults together may rightly do what neither does alone, and the
+invariants (invariants.py) hold for them all the same.
+"""
+from history import event_time
+
+
+class Timeline:
+    """The launchers' events in time order, with each launcher's host."""
+
+    def __init__(self, history):
+        self.rows = []
+        for number, (host, rows) in history.events().items():
+            for row in rows:
+                if "time" in row:
+                    self.rows.append((event_time(row), host, number, row))
+        self.rows.sort(key=lambda r: r[0])
+        self.starts = sorted((r["t"], key) for key, rows in history.worker_logs().items()
+                             for r in rows if r.get("ev") == "start")
+        self.steps = sorted((r["t"], key) for key, rows in history.worker_logs().items()
+                            for r in rows if r.get("ev") == "step")
+        self.first_line = {key: rows[0]["t"] for key, rows in history.worker_logs().items() if rows}
+
+    def kinds(self, kind, after, before, host=None):
+        return [r for r in self.rows if r[3].get("kind") == kind and after <= r[0] <= before
+                and (host is None or r[1] == host)]
+
+    def lost(self, host, after, before):
+        """Events saying that host's launcher was lost."""
+        return [r for r in self.rows if r[3].get("kind") == "node_lost" and after <= r[0] <= before
+                and (r[3].get("details") or {}).get("host") == f"chaos{host}"]
+
+    def benched(self, host, after, before):
+        return [r for r in self.rows if r[3].get("kind") == "node_benched" and after <= r[0] <= before
+                and (r[3].get("details") or {}).get("machine") == f"chaos{host}"]
+
+    def recovered(self, after):
+        """Seconds from `after` to the first step of a worker started after it, or None."""
+        for t, key in self.steps:
+            if t > after and self.first_line.get(key, 0) > after:
+                return round(t - after, 2)
+        return None
+
+
+def seated(history_samples, host, at):
+    """Whether host had a worker running in the last process sample before `at`."""
+    last = None
+    for t, rows in history_samples:
+        if t > at:
+            break
+        last = rows
+    return any(r[1] == host and r[2] == "worker" and r[3] != "Z" for r in (last or []))
+
+
+def read_samples(history):
+    import json
+    out = []
+    with open(f"{history.work}/samples.jsonl") as f:
+        for line in f:
+            row = json.loads(line)
+            out.append((row["t"], row["p"]))
+    return out
+
+
+def window_end(f, nt):
+    """Until when a fault's effect is looked for (and other faults would confound it)."""
+    t0 = f["fired"]
+    healed = f.get("healed") or t0
+    if f["kind"] in ("kill_launcher", "kill_node0", "kill_worker"):
+        return t0 + nt + 2
+    if f["kind"] in ("pause", "partition"):
+        return healed + (nt + 5 if f["duration"] > nt + 2 else 2)
+    if f["kind"] == "notice":
+        return t0 + 35
+    return healed + 2
+
+
+ROUND_ENDERS = ("kill_launcher", "kill_node0", "kill_worker", "pause", "partition", "notice")
+HOST_OUT = ("kill_launcher", "kill_node0", "pause", "partition")
+
+
+def ends_rounds(f, nt):
+    """Whether a fault (fired, its `seated` known) ends the round it hits, as documented."""
+    if f["kind"] in ("kill_worker", "notice"):
+        return True
+    if f["kind"] in ("pause", "partition"):
+        return f["seated"] and f["duration"] > nt - 1
+    return f["kind"] in ("kill_launcher", "kill_node0") and f["seated"]
+
+
+def confounded(f, others, nt):
+    """Whether an overlapping fault could change what `f` is judged by (module docstring)."""
+    host, kind = f["host_hit"], f["kind"]
+    same_host = [o for o in others if o["host_hit"] == host and o["kind"] in HOST_OUT]
+    if kind in ("pause", "partition", "sick"):
+        long_cut = kind != "sick" and f["duration"] > nt + 2
+        return bool(same_host) or (long_cut and any(o["kind"] == "notice" for o in others))
+    if kind == "notice":
+        return False
+    if ends_rounds(f, nt):  # a new round is expected: others may leave too few nodes for one
+        away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT}
+        return any(o["kind"] == "notice" for o in others) or len(away) >= 2
+    return any(ends_rounds(o, nt) for o in others)  # no round may end
+
+
+def judge(record, history, job):
+    line = Timeline(history)
+    samples = read_samples(history)
+    nt = job.node_timeout
+    fired = []
+    for f in record.values():
+        if not f.get("fired") or not f.get("target"):
+            continue
+        target = f["target"] if isinstance(f["target"], dict) else {}
+        f["host_hit"] = target.get("host", target.get("member"))
+        f["seated"] = f["host_hit"] is not None and f["kind"] != "etcd_kill" and \
+            seated(samples, f["host_hit"], f["fired"])
+        f["window_end"] = window_end(f, nt)
+        fired.append(f)
+    rows = []
+    for f in sorted(record.values(), key=lambda f: f["n"]):
+        row = {"n": f["n"], "kind": f["kind"], "at": f.get("fired"), "target": f.get("target"),
+               "duration": f["duration"], "verdict": "not fired", "seen": f.get("effect", ""),
+               "recovery_s": None}
+        rows.append(row)
+        if f not in fired:
+            row["verdict"] = "no target" if f.get("fired") else "not fired"
+            continue
+        t0, end = f["fired"], f["window_end"]
+        healed = f.get("healed") or t0
+        others = [o for o in fired if o is not f and o["fired"] <= end and o["window_end"] >= t0 - 2]
+        formed = line.kinds("rendezvous_formed", t0, end)
+        row["recovery_s"] = line.recovered(t0) if formed else None
+        expected, seen, ok = expectation(f, line, f["seated"], formed, t0, healed, nt, job)
+        row.update(expected=expected, seen=seen, seated=f["seated"])
+        if confounded(f, others, nt):
+            row["verdict"] = "overlapped"
+        else:
+            row["verdict"] = "held" if ok else "BROKEN"
+    return rows
+
+
+def expectation(f, line, was_seated, formed, t0, healed, nt, job):
+    """(expected, seen, held) for one fault."""
+    kind, host = f["kind"], (f["target"] or {}).get("host")
+    next_round = round(formed[0][0] - t0, 2) if formed else None
+    if kind in ("kill_launcher", "kill_node0"):
+        if not was_seated:
+            return ("a spare's or benched launcher: no round ends", f"round formed after {next_round} s"
+                    if formed else "no round", not formed)
+        return (f"a new round within --node-timeout + 2 s ({nt + 2} s)",
+                f"new round after {next_round} s" if formed else "no new round",
+                next_round is not None and next_round <= nt + 2)
+    if kind == "kill_worker":
+        return (f"a new round within {nt + 2} s", f"new round after {next_round} s" if formed
+                else "no new round", next_round is not None and next_round <= nt + 2)
+    if kind in ("pause", "partition"):
+        d = f["duration"]
+        lost = line.lost(host, t0, healed + 2)
+        if not was_seated:
+            return ("not seated: no round ends", f"{len(lost)} loss events", not lost)
+        if d < nt - 1:
+            return ("shorter than --node-timeout: the seat is kept",
+                    "seat lost" if lost else "seat kept", not lost)
+        if d > nt + 2:
+            t_lost = round(lost[0][0] - t0, 2) if lost else None
+            back = line.kinds("benched_waiting", healed, healed + nt + 20, host) + \
+                line.kinds("spare_waiting", healed, healed + nt + 20, host) + \
+                line.kinds("rendezvous_formed", healed, healed + nt + 20, host)
+            return (f"longer than --node-timeout: lost within {nt + 3} s, back as a spare after",
+                    f"lost after {t_lost} s, " + ("back" if back else "not back"),
+                    t_lost is not None and t_lost <= nt + 3 and bool(back))
+        return ("within a second or two of --node-timeout: either", "seat lost" if lost else
+                "seat kept", True)
+    if kind == "sick":
+        during = [r for r in line.kinds("rendezvous_formed", t0 + 1, healed) if r[1] != host]
+        benched = line.benched(host, t0, healed + 5)
+        if not during:
+            return ("no round formed while sick: nothing", f"{len(benched)} benches", True)
+        return ("a round formed meanwhile benches the host", "benched" if benched else "not benched",
+                bool(benched))
+    if kind == "notice":
+        inc = f["target"]["incarnation"]
+        ends = [l.proc.returncode for l in job.launches if l.incarnation == inc and l.ended]
+        return ("every launcher exits 200 (preempted)", f"exits {sorted(set(ends))}",
+                bool(ends) and set(ends) == {200})
+    if kind in ("flood", "etcd_kill"):
+        return ("the job runs on: no round ends", f"round formed after {next_round} s" if formed
+                else "no round", not formed)
+    return ("?", "?", True)
+
+
+def table(rows, began):
+    out = ["faults:", f"  {'#':>3} {'kind':<14} {'t(s)':>6} {'target':<22} {'dur':>5} "
+                      f"{'expected':<52} {'seen':<30} {'recovery':>8}  verdict"]
+    for r in rows:
+        target = r["target"]
+        where = (f"host {target.get('host', target.get('member'))}" if isinstance(target, dict)
+                 else "-")
+        if isinstance(target, dict) and target.get("rank") is not None:
+            where += f" rank {target['rank']}"
+        at = f"{r['at'] - began:6.1f}" if r["at"] else "     -"
+        rec = f"{r['recovery_s']:.2f}" if r["recovery_s"] is not None else "-"
+        out.append(f"  {r['n']:>3} {r['kind']:<14} {at} {where:<22} {r['duration']:5.1f} "
+                   f"{r.get('expected', '')[:52]:<52} {str(r['seen'])[:30]:<30} {rec:>8}  {r['verdict']}")
+    judged = [r for r in rows if r["verdict"] in ("held", "BROKEN")]
+    out.append(f"  {len(rows)} faults, {len(judged)} judged alone: "
+               f"{sum(r['verdict'] == 'held' for r in judged)} as documented, "
+               f"{sum(r['verdict'] == 'BROKEN' for r in judged)} not")
+    return "\n".join(out)
+
+
+def as_invariant(rows):
+    broken = [f"fault #{r['n']} {r['kind']} at {r['target']}: expected {r['expected']}, seen {r['seen']}"
+              for r in rows if r["verdict"] == "BROKEN"]
+    judged = sum(r["verdict"] in ("held", "BROKEN") for r in rows)
+    return {"invariant": "3. bounded effects", "held": not broken,
+            "detail": f"{judged} of {len(rows)} faults judged alone, {len(broken)} not as documented",
+            "lines": broken[:12]}

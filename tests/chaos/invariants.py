@@ -1,0 +1,241 @@
+"""The invariants, checked on the recorded history (history.py), never on one outcome alone:
+
+1. no double rank: in each round (run id, round) no two workers hold the same global rank, the
+   rank a worker was given is the one its launcher's events name, and every worker of the round
+   agrees on its world size, MASTER_ADDR:MASTER_PORT and every allreduce's result;
+2. no lost work: no checkpoint is torn, each one holds what its step must, no round resumes from
+   older than the newest checkpoint done before it looked, and a round loses at most the steps
+   since the last checkpoint;
+4. one verdict: in each incarnation of the job, the launchers that ended on their own all end with
+   the same status and the same first failure; the campaign's final SIGTERM ends it as a stop;
+5. (leaks.py) nothing left behind; descriptors and memory flat;
+6. the reports are right: the launchers' events name every round the workers ran in, and each
+   launcher's summary's running time agrees with its workers' own timestamps within 2 %.
+Each result: {"invariant", "held", "detail", "lines"} (lines: the history that broke it).
+"""
+import glob
+import json
+import os
+
+from history import event_time
+from leaks import growth
+
+
+def result(name, broken, detail, lines=()):
+    return {"invariant": name, "held": not broken, "detail": detail, "lines": list(lines)[:12]}
+
+
+def worker_rounds(history):
+    """{(host, pid): (run_id, round, rank, launch)} from the launchers' worker_started events."""
+    placed = {}
+    for number, (host, rows) in history.events().items():
+        for row in rows:
+            if row.get("kind") == "worker_started":
+                pid = row["details"]["pid"]
+                placed[(host, pid)] = (row["run_id"], row.get("round") or 0, row.get("rank"), number)
+    return placed
+
+
+def no_double_rank(history):
+    placed = worker_rounds(history)
+    logs = history.worker_logs()
+    broken, rounds = [], {}
+    for key, rows in logs.items():
+        start = next((r for r in rows if r.get("ev") == "start"), None)
+        if start is None:
+            continue
+        if key not in placed:
+            broken.append(f"worker {key} (rank {start['rank']}) is in no launcher's worker_started")
+            continue
+        run_id, rnd, rank, _ = placed[key]
+        if rank != start["rank"]:
+            broken.append(f"worker {key}: its events say rank {rank}, its RANK is {start['rank']}")
+        rounds.setdefault((run_id, rnd), []).append((key, start, rows))
+    results = 0
+    for (run_id, rnd), members in sorted(rounds.items()):
+        by_rank = {}
+        for key, start, rows in members:
+            by_rank.setdefault(start["rank"], []).append(key)
+        for rank, holders in by_rank.items():
+            if len(holders) > 1:
+                broken.append(f"{run_id} round {rnd}: rank {rank} held by {holders}")
+        for what in ("world", "master"):
+            seen = {start[what] for _, start, _ in members}
+            if len(seen) > 1:
+                broken.append(f"{run_id} round {rnd}: ranks disagree on {what}: {sorted(map(str, seen))}")
+        world = members[0][1]["world"]
+        if max(by_rank) >= world:
+            broken.append(f"{run_id} round {rnd}: rank {max(by_rank)} in a world of {world}")
+        steps = {}
+        for key, _, rows in members:
+            for r in rows:
+                if r.get("ev") == "step":
+                    results += 1
+                    steps.setdefault(r["step"], set()).add(r["result"])
+                    if not r["ok"]:
+                        broken.append(f"{run_id} round {rnd}: worker {key} step {r['step']}: "
+                                      f"allreduce gave {r['result']}")
+        for step, seen in steps.items():
+            if len(seen) > 1:
+                broken.append(f"{run_id} round {rnd} step {step}: results differ: {sorted(seen)}")
+    return result("1. no double rank", broken,
+                  f"{len(rounds)} rounds, {len(logs)} workers, {results} allreduce results checked",
+                  broken)
+
+
+def no_lost_work(history, every):
+    ckpt = os.path.join(history.work, "ckpt")
+    broken, complete = [], 0
+    for path in glob.glob(os.path.join(ckpt, "step-*.json")):
+        name = os.path.basename(path)
+        try:
+            with open(path) as f:
+                record = json.load(f)
+            state = record["state"]
+            step = int(name[len("step-"):-len(".json")])
+            if state["step"] != step or state["total"] != step * (step + 1) // 2:
+                broken.append(f"checkpoint {name} holds step {state['step']}, total {state['total']}")
+            complete += 1
+        except (OSError, ValueError, KeyError) as e:
+            broken.append(f"checkpoint {name} is torn: {e}")
+    logs = history.worker_logs()
+    saved, done = [], []  # (time, step) of each checkpoint written, each step done
+    for rows in logs.values():
+        for r in rows:
+            if r.get("ev") == "checkpoint":
+                saved.append((r["t"], r["step"]))
+            elif r.get("ev") == "step" and r.get("ok"):
+                done.append((r["t"], r["step"] - 1))  # a step's record: the state before it
+    saved.sort()
+    done.sort()
+    resumes, worst = 0, 0
+    for key, rows in logs.items():
+        for r in rows:
+            if r.get("ev") != "resume":
+                continue
+            resumes += 1
+            if r["torn"]:
+                broken.append(f"worker {key} found torn checkpoints {r['torn']}")
+            if r["total"] != r["step"] * (r["step"] + 1) // 2:
+                broken.append(f"worker {key} resumed at step {r['step']} with total {r['total']}")
+            newest = max((s for t, s in saved if t < r["t"]), default=0)
+            if r["step"] < newest:
+                broken.append(f"worker {key} resumed at step {r['step']}, older than checkpoint "
+                              f"{newest} (done {r['t'] - max(t for t, s in saved if s == newest):.1f} s before)")
+            furthest = max((s + 1 for t, s in done if t < r["t"]), default=0)
+            lost = furthest - r["step"]
+            worst = max(worst, lost)
+            if lost > every:
+                broken.append(f"worker {key} resumed at step {r['step']}: {lost} steps lost "
+                              f"(step {furthest} was done), more than the {every} between checkpoints")
+    return result("2. no lost work", broken,
+                  f"{complete} checkpoints whole, {resumes} resumes checked, at most {worst} steps "
+                  f"lost at a resume (checkpoint every {every})", broken)
+
+
+def one_verdict(job, record):
+    killed = {f["target"]["launch"] for f in record.values()
+              if f.get("kind") in ("kill_launcher", "kill_node0") and f.get("target")}
+    broken, told = [], []
+    for incarnation in sorted({l.incarnation for l in job.launches}):
+        ends = []
+        for launch in job.launches:
+            if launch.incarnation != incarnation or launch.number in killed:
+                continue
+            try:
+                with open(launch.files["summary"]) as f:
+                    summary = json.load(f)
+            except (OSError, ValueError):
+                broken.append(f"incarnation {incarnation}: launch {launch.number} on host "
+                              f"{launch.host} left no summary (exit {launch.proc.returncode})")
+                continue
+            failure = summary.get("first_failure") or {}
+            ends.append((launch.proc.returncode, summary.get("exit_code"),
+                         (failure.get("rank"), failure.get("host"), failure.get("pid")),
+                         launch.number))
+        statuses = {(e[0], e[1], e[2]) for e in ends}
+        told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})))
+        if len(statuses) > 1:
+            broken.append(f"incarnation {incarnation}: launchers end differently: "
+                          f"{sorted(map(str, ends))}")
+    last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed]
+    if any(l.proc.returncode != 143 for l in last):
+        broken.append("the final SIGTERM: " + ", ".join(
+            f"launch {l.number} on host {l.host} exit {l.proc.returncode}" for l in last))
+    return result("4. one verdict", broken, "; ".join(told), broken)
+
+
+def reports_right(history, job, record):
+    placed = worker_rounds(history)
+    rounds_in_events = set()
+    for host, rows in history.events().values():
+        for row in rows:
+            if row.get("kind") == "rendezvous_formed":
+                rounds_in_events.add((host, row["run_id"], row.get("round") or 0))
+    broken = []
+    for (host, pid), (run_id, rnd, _, _) in placed.items():
+        if (host, run_id, rnd) not in rounds_in_events:
+            broken.append(f"worker {host}.{pid} ran in {run_id} round {rnd}, which host {host}'s "
+                          f"events never formed")
+    # Each launcher's running time against its workers' own: from each worker's first line to its
+    # exit as its launcher saw it.
+    logs = history.worker_logs()
+    compared, worst = 0, 0.0
+    for number, (host, rows) in history.events().items():
+        launch = job.launches[number]
+        try:
+            with open(launch.files["summary"]) as f:
+                running = json.load(f)["time"]["running_seconds"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        spans = 0.0
+        for row in rows:
+            if row.get("kind") != "worker_exited":
+                continue
+            pid = row["details"]["pid"]
+            first = next((r["t"] for r in logs.get((host, pid), []) if "t" in r), None)
+            if first is not None:
+                spans += event_time(row) - first
+        if running < 10:
+            continue
+        compared += 1
+        off = abs(running - spans) / running
+        worst = max(worst, off)
+        if off > 0.02:
+            broken.append(f"launch {number} on host {host}: its summary's running time {running:.1f} s, "
+                          f"its workers' own {spans:.1f} s ({off * 100:.1f} % apart)")
+    return result("6. the reports are right", broken,
+                  f"{len(placed)} workers' rounds in the events; {compared} launchers' running time "
+                  f"within {worst * 100:.1f} % of their workers' own", broken)
+
+
+def flat(history, record):
+    fired = [f["fired"] for f in record.values() if f.get("fired")]
+    floods = [(f["fired"], (f.get("healed") or f["fired"]) + 2) for f in record.values()
+              if f["kind"] == "flood" and f.get("fired")]
+    rows = growth(os.path.join(history.work, "samples.jsonl"), fired, floods)
+    # Flat: no descriptor more, and memory within 1 MiB plus 16 KiB a fault (each round's
+    # record stays in the summary's "rounds"; the allocator's arenas grow in steps).
+    broken = [f"launcher {r['pid']} on host {r['host']} ({'seated' if r['seated'] else 'waiting'}): "
+              f"{r['fds']:+d} descriptors, {r['rss_kib']:+d} KiB over {r['faults']} faults "
+              f"({r['seconds']} s)"
+              for r in rows if r["fds"] > 0 or r["rss_kib"] > 1024 + 16 * r["faults"]]
+    worst = max(rows, key=lambda r: (r["fds"], r["rss_kib"]), default=None)
+    detail = (f"{len(rows)} launchers followed; the most grown: {worst['fds']:+d} descriptors, "
+              f"{worst['rss_kib']:+d} KiB over {worst['faults']} faults" if worst else
+              "no launcher lived long enough to follow")
+    return result("5. descriptors and memory flat", broken, detail, broken)
+
+
+def check(history, job, record, began, stopped):
+    return [no_double_rank(history), no_lost_work(history, job.ckpt_every), one_verdict(job, record),
+            flat(history, record), reports_right(history, job, record)]
+
+
+def table(results, seed):
+    lines = [f"invariants (seed {seed}):"]
+    for r in results:
+        lines.append(f"  {'held  ' if r['held'] else 'BROKEN'} {r['invariant']}: {r['detail']}")
+        for line in r["lines"]:
+            lines.append(f"           {line}")
+    return "\n".join(lines)

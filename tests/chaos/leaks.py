@@ -1,0 +1,89 @@
+"""Invariant 5, nothing leaks: after the campaign no process, namespace, temporary file or etcd data
+of it is left; over the campaign every launcher's descriptors and resident memory stay flat.
+"""
+import json
+import os
+import subprocess
+
+
+def netns():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def snapshot():
+    return {"tmp": set(os.listdir("/tmp")), "shm": set(os.listdir("/dev/shm")), "netns": netns()}
+
+
+def marked(mark):
+    left = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if f"CHAOS_MARK={mark}".encode() in f.read().split(b"\0"):
+                    left.append(int(name))
+        except OSError:
+            pass
+    return left
+
+
+def check(before, net, work, keep):
+    after = snapshot()
+    keep_name = os.path.basename(work) if keep else None
+    left = {
+        "processes": marked(net),
+        "namespaces": sorted(n for n in after["netns"] - before["netns"] if n.startswith(net)),
+        "tmp": sorted(n for n in after["tmp"] - before["tmp"] if n != keep_name),
+        "shm": sorted(after["shm"] - before["shm"]),
+    }
+    found = {k: v for k, v in left.items() if v}
+    return {"invariant": "5. nothing left behind", "held": not found,
+            "detail": "no process, namespace, /tmp or /dev/shm entry left" if not found
+            else f"left: {json.dumps(found)}", "lines": []}
+
+
+def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
+    """Each long-lived process's growth of descriptors and resident memory (KiB) over the
+    campaign, from the sampled process table: the median of its first samples (after settle_s
+    of its life) against the median of its last, in the state it spent most samples in (a
+    launcher seated, with a worker on its host, holds more descriptors than a spare: its
+    workers' pipes; node 0 holds a connection of every launcher and worker: the state is the
+    launcher's seat and how many launchers and workers live), and the faults that fired between. Samples
+    within `busy` (intervals: a flood's strangers hold hundreds of connections) are left out."""
+    lives = {}
+    with open(samples_path) as f:
+        for line in f:
+            row = json.loads(line)
+            if any(a <= row["t"] <= b for a, b in busy):
+                continue
+            live = [p for p in row["p"] if p[3] != "Z"]
+            seated_hosts = {p[1] for p in live if p[2] == "worker"}
+            # What a launcher's descriptors follow: whether it is seated, and how many launchers
+            # and workers there are (node 0 holds a connection of each).
+            counts = (sum(p[2] == "launcher" for p in live), sum(p[2] == "worker" for p in live))
+            for pid, host, r, state, rss, fds, *_ in live:
+                if r == role:
+                    lives.setdefault(pid, []).append((row["t"], rss, fds, host,
+                                                      (host in seated_hosts,) + counts))
+    out = []
+    for pid, seen in lives.items():
+        born = seen[0][0]
+        seen = [s for s in seen if s[0] - born >= settle_s]
+        states = {}
+        for s in seen:
+            states.setdefault(s[4], []).append(s)
+        if not states:
+            continue
+        seen = max(states.values(), key=len)
+        if len(seen) < 20:
+            continue
+        k = max(5, len(seen) // 5)
+        first, last = seen[:k], seen[-k:]
+        faults = sum(1 for t in faults_fired if first[-1][0] <= t <= last[0][0])
+        med = lambda rows, i: sorted(r[i] for r in rows)[len(rows) // 2]  # noqa: E731
+        out.append({"pid": pid, "host": seen[0][3], "seated": seen[0][4][0],
+                    "seconds": round(seen[-1][0] - seen[0][0]), "faults": faults,
+                    "fds": med(last, 2) - med(first, 2), "rss_kib": med(last, 1) - med(first, 1)})
+    return out
