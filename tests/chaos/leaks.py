@@ -39,7 +39,7 @@ def check(before, net, work, keep):
         "shm": sorted(after["shm"] - before["shm"]),
     }
     found = {k: v for k, v in left.items() if v}
-    return {"invariant": "5. nothing left behind", "held": not found,
+    return {"invariant": "5a. nothing left behind", "held": not found,
             "detail": "no process, namespace, /tmp or /dev/shm entry left" if not found
             else f"left: {json.dumps(found)}", "lines": []}
 
