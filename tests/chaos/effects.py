@@ -188,7 +188,9 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job):
                 bool(benched))
     if kind == "notice":
         inc = f["target"]["incarnation"]
-        ends = [l.proc.returncode for l in job.launches if l.incarnation == inc and l.ended]
+        # Launchers the nemesis killed (-9) end as they were made to.
+        ends = [l.proc.returncode for l in job.launches
+                if l.incarnation == inc and l.ended and l.proc.returncode != -9]
         return ("every launcher exits 200 (preempted)", f"exits {sorted(set(ends))}",
                 bool(ends) and set(ends) == {200})
     if kind in ("flood", "etcd_kill"):

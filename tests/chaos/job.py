@@ -44,7 +44,7 @@ class Job:
         self.stand_ins = {}  # host: Popen of its metadata stand-in (this incarnation)
         for sub in ("workers", "ckpt", "events", "summary", "out", "meta", "tmp", "flags"):
             os.makedirs(f"{work}/{sub}", exist_ok=True)
-        with open(f"{work}/secret", "wb") as f:
+        with open(os.open(f"{work}/secret", os.O_WRONLY | os.O_CREAT, 0o600), "wb") as f:
             f.write(os.urandom(32))
 
     def rdzv_id(self):
