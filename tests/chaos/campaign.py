@@ -136,7 +136,7 @@ def main():
         args.keep = True
     if not args.keep:
         subprocess.run(["rm", "-rf", work])
-    results.append(leaks.check(before, net, work, keep=args.keep))
+    results.append(leaks.check(before, hosts, work, keep=args.keep))
     report.update(faults=faults_seen, invariants=results)
     print(effects.table(faults_seen, report["began"]))
     print(invariants.table(results, args.seed))

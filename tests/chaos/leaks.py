@@ -15,25 +15,14 @@ def snapshot():
     return {"tmp": set(os.listdir("/tmp")), "shm": set(os.listdir("/dev/shm")), "netns": netns()}
 
 
-def marked(mark):
-    left = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                if f"CHAOS_MARK={mark}".encode() in f.read().split(b"\0"):
-                    left.append(int(name))
-        except OSError:
-            pass
-    return left
-
-
-def check(before, net, work, keep):
+def check(before, hosts, work, keep):
+    """After hosts.down(): what of the campaign is left (its marked processes, its namespaces,
+    new entries in /tmp and /dev/shm)."""
+    net = hosts.net
     after = snapshot()
     keep_name = os.path.basename(work) if keep else None
     left = {
-        "processes": marked(net),
+        "processes": sorted(hosts.pids()),
         "namespaces": sorted(n for n in after["netns"] - before["netns"] if n.startswith(net)),
         "tmp": sorted(n for n in after["tmp"] - before["tmp"] if n != keep_name),
         "shm": sorted(after["shm"] - before["shm"]),
