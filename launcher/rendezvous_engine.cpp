@@ -39,9 +39,18 @@ Result<RendezvousEngine> etcd_engine(const GroupOptions& options) {
                       group_timing::seconds_text(options.rdzv_timeout) + ")";
     return error;
   }
+  // Every connection of the launcher shares its session (its lease); once the lease ended
+  // (the launcher was silent past it: counted lost), the next dial takes a new one, and the
+  // launcher comes back as a newcomer (node_group_comeback.cpp).
   RendezvousEngine engine;
-  engine.dial = [session = *session](milliseconds) -> Result<std::unique_ptr<RendezvousClient>> {
-    return std::unique_ptr<RendezvousClient>(new etcd::EtcdRendezvous(session));
+  engine.dial = [in_use = std::make_shared<std::shared_ptr<etcd::EtcdSession>>(*session)](
+                    milliseconds timeout) -> Result<std::unique_ptr<RendezvousClient>> {
+    if ((*in_use)->lease_ended()) {
+      auto renewed = (*in_use)->renew(timeout);
+      if (!renewed) return renewed.error();
+      *in_use = std::move(*renewed);
+    }
+    return std::unique_ptr<RendezvousClient>(new etcd::EtcdRendezvous(*in_use));
   };
   return engine;
 }

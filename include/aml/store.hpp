@@ -87,7 +87,8 @@ class StoreClient {
   // A reply that does not come within this time (beyond what a get or wait may wait by
   // itself) is an error: the store's host is gone or cut off. So is a request its host does
   // not acknowledge within it (TCP_USER_TIMEOUT: a paused or cut-off host), found by the next
-  // call. 0, the default: wait for ever.
+  // call. 0, the default: wait for ever. A reply that did not come in time (or came cut)
+  // closes the connection: every later call fails, and fd() is -1. Connect again.
   void set_reply_timeout(std::chrono::milliseconds timeout);
   // This end's address ("10.0.0.2"): the address the store's host sees this node by.
   std::string local_address() const;

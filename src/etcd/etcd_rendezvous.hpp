@@ -26,6 +26,8 @@ class EtcdRendezvous : public RendezvousClient {
   // One transaction with no condition: its operations in its success branch.
   Result<std::vector<std::optional<std::string>>> batch(const std::vector<BatchOp>& ops) override;
   std::optional<long> own_number() const override { return std::atol(session_->lease().c_str()); }
+  bool lease_ended() const override { return session_->lease_ended(); }
+  bool ask_lease_ended() override { return session_->ask_lease_ended(); }
   // Transactions of up to 128 puts (etcd's default --max-txn-ops).
   Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) override;
   Result<std::optional<std::string>> get(std::string_view key,
@@ -66,6 +68,9 @@ class EtcdRendezvous : public RendezvousClient {
   int fd() const override { return ready_fd_.get(); }
   void set_reply_timeout(std::chrono::milliseconds timeout) override { reply_timeout_ = timeout; }
   std::string local_address() const override { return session_->local_address(); }
+  // Its streams opened before the streams' member moved, opened again on the new one
+  // (etcd_stream_member.cpp): an event loop's stream is read only once readable.
+  Result<bool> keep_streams() override;
 
  private:
   // A wait looks at its lease (and the wills of the lost) at least this often.
@@ -104,6 +109,7 @@ class EtcdRendezvous : public RendezvousClient {
   std::chrono::milliseconds reply_timeout_{0};
   // start_get's stream: the keys it watches, and their values as put.
   std::optional<HttpConnection> watch_;
+  std::size_t watch_epoch_ = 0;  // the session's stream epoch it was opened at
   UniqueFd ready_fd_;
   std::string watched_;                      // start_get's key
   std::vector<std::string> followed_;        // follow_beside's keys
@@ -123,6 +129,7 @@ class EtcdRendezvous : public RendezvousClient {
   // watch opened again on another; a history etcd compacted away given up).
   Result<bool> next_count_message(Clock::time_point deadline);
   std::optional<HttpConnection> count_watch_;
+  std::size_t count_epoch_ = 0;
   std::string count_key_;
   std::int64_t count_ = 0;
   std::map<std::int64_t, std::string> brought_;  // by the count's version: what arrived

@@ -83,17 +83,21 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
   const std::string to = keys.size() == 1 ? "" : prefix_end(from);
   auto watching = session_->watch(from, to, revision + 1, false, reply_deadline());
   if (!watching) return watching.error();
+  std::size_t epoch = session_->stream_epoch();
   while (missing() > 0 && Clock::now() < deadline) {
     const auto step = std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
-    auto message = watching->next_message(step);
-    if (!message) {
-      // Its member was lost: read again and watch on another from there.
+    auto message = epoch == session_->stream_epoch()
+                       ? watching->next_message(step)
+                       : Result<std::optional<std::string>>(std::optional<std::string>());
+    if (!message || epoch != session_->stream_epoch()) {
+      // Its member was lost, or stopped serving: read again and watch on another from there.
       auto again = read(keys, revision, true);
       if (!again) return again.error();
       values = std::move(again);
       auto reopened = session_->watch(from, to, revision + 1, false, reply_deadline());
       if (!reopened) return reopened.error();
       watching = std::move(reopened);
+      epoch = session_->stream_epoch();
       continue;
     }
     if (*message) {
@@ -155,11 +159,14 @@ Result<bool> EtcdRendezvous::watch_count(std::string_view count_key, bool from_c
   auto watching = session_->watch(std::string(count_key), "", from, false, reply_deadline());
   if (!watching) return watching.error();
   count_watch_.emplace(std::move(*watching));
+  count_epoch_ = session_->stream_epoch();
   count_key_ = std::string(count_key);
   return true;
 }
 
 Result<bool> EtcdRendezvous::next_count_message(Clock::time_point deadline) {
+  // Its member stopped serving: the count on the streams' member (etcd_stream_member.cpp).
+  if (count_epoch_ != session_->stream_epoch()) return watch_count(count_key_);
   auto message = count_watch_->next_message(deadline);
   if (!message) return watch_count(count_key_);  // its member was lost: watch on another
   if (!*message) return false;

@@ -82,6 +82,15 @@ Result<bool> EtcdRendezvous::rewatch() {
                                 {keys.begin() + 1, keys.end()});
   if (!opened) return opened.error();
   watch_on(std::move(*opened));
+  watch_epoch_ = session_->stream_epoch();
+  return true;
+}
+
+Result<bool> EtcdRendezvous::keep_streams() {
+  if (!covered_.empty() && watch_epoch_ != session_->stream_epoch()) {
+    if (auto again = rewatch(); !again) return again;
+  }
+  if (count_watch_ && count_epoch_ != session_->stream_epoch()) return watch_count(count_key_);
   return true;
 }
 
@@ -111,6 +120,10 @@ Result<bool> EtcdRendezvous::start_get(std::string_view key, milliseconds) {
 Result<std::optional<std::string>> EtcdRendezvous::next_of_watch(Clock::time_point until,
                                                                  bool& read_one) {
   read_one = false;
+  if (watch_epoch_ != session_->stream_epoch()) {
+    // Its member stopped serving: the same keys on the streams' member, from where it was.
+    if (auto again = rewatch(); !again) return again.error();
+  }
   auto message = watch_->next_message(until);
   if (!message) {
     // Its member was lost: the same keys on another, from the first revision not seen.

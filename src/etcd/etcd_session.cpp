@@ -38,6 +38,30 @@ std::string prefix_end(std::string prefix) {
 
 Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
                                                         std::chrono::milliseconds timeout) {
+  return open(std::move(options), timeout, true);
+}
+
+// The job's generation is the one this session joined: a launcher that comes back after the
+// run ended finds that run's end, not a new run of its own.
+Result<std::shared_ptr<EtcdSession>> EtcdSession::renew(std::chrono::milliseconds timeout) const {
+  return open(options_, timeout, false);
+}
+
+bool EtcdSession::lease_ended() const {
+  return expired_ || (keeper_ && keeper_->ended().has_value());
+}
+
+bool EtcdSession::ask_lease_ended() {
+  if (lease_ended() || !keeper_) return lease_ended();
+  if (Clock::now() - keeper_->last_renewed() < options_.lease_ttl) return false;
+  auto answer = call("/v3/lease/timetolive", {{"ID", lease_}}, Clock::now() + member_try());
+  if (answer && number_of(*answer, "TTL") == -1) expired_ = true;  // etcd's word for gone
+  return expired_;
+}
+
+Result<std::shared_ptr<EtcdSession>> EtcdSession::open(SessionOptions options,
+                                                       std::chrono::milliseconds timeout,
+                                                       bool join_generation) {
   std::shared_ptr<EtcdSession> session(new EtcdSession(std::move(options)));
   const SessionOptions& o = session->options_;
   const auto deadline = Clock::now() + timeout;
@@ -71,13 +95,22 @@ Result<std::shared_ptr<EtcdSession>> EtcdSession::start(SessionOptions options,
   session->keeper_ =
       std::make_unique<LeaseKeeper>(session->calls_->another(), session->lease_, o.lease_ttl);
   session->renewal_seen_ = session->keeper_->last_renewed();
-  if (auto joined = session->join_generation(deadline); !joined) return joined.error();
+  session->stream_member_ = session->calls_->current();
+  if (o.endpoints.size() > 1) {
+    session->stream_check_ = std::make_unique<StreamMemberCheck>(
+        session->calls_->another(), o.prefix + "stream-check", o.lease_ttl / 3);
+    session->stream_check_->ask(session->stream_member_);
+  }
+  if (join_generation) {
+    if (auto joined = session->join_generation(deadline); !joined) return joined.error();
+  }
   return session;
 }
 
 EtcdSession::~EtcdSession() {
-  keeper_.reset();  // no renewal after the revoke
-  if (lease_.empty() || !calls_) return;
+  const bool ended = lease_ended();
+  keeper_.reset();                                 // no renewal after the revoke
+  if (lease_.empty() || !calls_ || ended) return;  // an ended lease is etcd's to forget
   (void)call("/v3/lease/revoke", {{"ID", lease_}}, Clock::now() + kLongestMemberTry);
 }
 
@@ -99,8 +132,8 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
   const std::size_t members = options_.endpoints.size();
   for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
     const auto try_until = std::min(deadline, Clock::now() + member_try());
-    auto opened =
-        calls_->open(options_.endpoints[(calls_->current() + tried) % members], try_until);
+    const std::size_t member = (stream_member_ + tried) % members;
+    auto opened = calls_->open(options_.endpoints[member], try_until);
     if (!opened && opened.error().variable == kTlsRefusal) {
       return opened.error();
     } else if (!opened) {
@@ -112,6 +145,7 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
     } else if (auto created = opened->next_message(try_until); !created || !*created) {
       last_error = opened->where() + " did not start a watch";
     } else {
+      if (member != stream_member_) streams_moved_to(member);  // the others' member failed
       return std::move(*opened);
     }
     if (tried % members == members - 1) usleep(kMemberRetryPause.count() * 1000);
@@ -177,6 +211,7 @@ std::optional<long long> EtcdSession::absent_since(const std::string& key) {
 
 Result<bool> EtcdSession::tend(Clock::time_point deadline) {
   if (auto ended = keeper_->ended()) return *ended;
+  check_stream_member();
   // Its keeper heard no member for two TTLs (a call may take one): etcd is out of reach.
   if (auto silent = keeper_->unanswered_for(2 * options_.lease_ttl)) return *silent;
   return fire_wills(deadline);

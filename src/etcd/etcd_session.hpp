@@ -20,6 +20,7 @@
 #include "etcd/http_connection.hpp"
 #include "etcd/lease_keeper.hpp"
 #include "etcd/member_calls.hpp"
+#include "etcd/stream_member_check.hpp"
 
 namespace aml::etcd {
 
@@ -49,6 +50,15 @@ class EtcdSession {
   // Grants the lease, trying the members until one answers or `timeout` passed.
   static Result<std::shared_ptr<EtcdSession>> start(SessionOptions options,
                                                     std::chrono::milliseconds timeout);
+  // A session under a new lease, in this one's generation of the job: where this one's lease
+  // ended (lease_ended), the launcher comes back under a new one, a newcomer to the job.
+  Result<std::shared_ptr<EtcdSession>> renew(std::chrono::milliseconds timeout) const;
+  // etcd said the lease expired: this launcher was silent past it and counted lost. Nothing
+  // done in this session counts any more.
+  bool lease_ended() const;
+  // The same, asking etcd where its keeper could not renew it for a whole TTL (etcd out of its
+  // reach: only etcd can say whether it lives).
+  bool ask_lease_ended();
   ~EtcdSession();  // revokes the lease: this launcher's last wills fire at once
   EtcdSession(const EtcdSession&) = delete;
   EtcdSession& operator=(const EtcdSession&) = delete;
@@ -65,6 +75,11 @@ class EtcdSession {
   Result<HttpConnection> watch(std::string_view key, std::string_view range_end, long long revision,
                                bool deletions_only, Clock::time_point deadline,
                                const std::vector<std::string>& also = {});
+  // Every stream of the session (its watches) is opened on one member, the streams' member
+  // (etcd_stream_member.cpp); the epoch counts its moves. A stream opened at an older epoch
+  // than this one is on a member that stopped serving: its reader opens it again on the
+  // streams' member, from the first revision it has not seen.
+  std::size_t stream_epoch() const { return stream_epoch_; }
   // Reads one watch message: its events (empty: created, or a progress note).
   Result<std::vector<WatchEvent>> events_of(const std::string& message) const;
 
@@ -99,16 +114,28 @@ class EtcdSession {
 
  private:
   explicit EtcdSession(SessionOptions options) : options_(std::move(options)) {}
+  static Result<std::shared_ptr<EtcdSession>> open(SessionOptions options,
+                                                   std::chrono::milliseconds timeout,
+                                                   bool join_generation);
   Result<bool> fire_wills(Clock::time_point deadline);
   Result<bool> join_generation(Clock::time_point deadline);
   Result<bool> open_will_watch(Clock::time_point deadline);
+  // etcd_stream_member.cpp: where the streams' member was found not serving, the streams move
+  // to the next member.
+  void check_stream_member();
+  void streams_moved_to(std::size_t member);
 
   SessionOptions options_;
   std::optional<MemberCalls> calls_;
   std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended
   long long wills_seen_ = 0;             // the last revision read from that watch
+  std::size_t wills_epoch_ = 0;          // the stream epoch it was opened at
+  std::size_t stream_member_ = 0;        // the index in options_.endpoints of the streams' member
+  std::size_t stream_epoch_ = 0;
+  std::unique_ptr<StreamMemberCheck> stream_check_;  // where there are members to move to
   std::string lease_;
   std::unique_ptr<LeaseKeeper> keeper_;
+  bool expired_ = false;            // ask_lease_ended heard etcd say so
   Clock::time_point renewal_seen_;  // the keeper's last renewal, when renewed_since_asked asked
   long long serial_ = 0;
   std::map<std::string, std::pair<long long, Clock::time_point>> absent_;  // revision, when

@@ -26,6 +26,7 @@ Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
                         true, deadline);
   if (!watching) return watching.error();
   wills_.emplace(std::move(*watching));
+  wills_epoch_ = stream_epoch_;
   return true;
 }
 
@@ -35,6 +36,13 @@ Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
 // find the key set, and a thousand launchers do not make a thousand raft rounds of one will.
 Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
   while (wills_) {
+    if (wills_epoch_ != stream_epoch_) {
+      // Its member stopped serving: it says nothing more. Again on the streams' member, from
+      // where it was.
+      wills_.reset();
+      if (auto again = open_will_watch(deadline); !again) return again.error();
+      continue;
+    }
     auto message = wills_->next_message(Clock::now());
     if (!message) {
       wills_.reset();  // its member was lost: watch again on another, from where it was

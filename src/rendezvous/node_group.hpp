@@ -211,12 +211,15 @@ class NodeGroup : public PeerLink {
   std::chrono::milliseconds lead_slice(Clock::time_point deadline) const;
   static std::string waiter_text(const NodeInfo& self);  // "node 1 (host)", or the host
   static std::string rendezvous_text(const GroupOptions& options);
-  // Node 0's store only (DESIGN §5): a survivor whose store went away waits up to
-  // --rdzv-timeout for a node 0 to serve its address again, then gives it the job's state;
-  // the round to go on with (the first survivor's word). An error names the store that did
-  // not come back.
-  bool store_gone();
+  // A waiting launcher that lost the rendezvous (node_group_comeback.cpp): node 0's store went
+  // away or stopped answering it (node 0 lost, or this node cut off or paused), or its etcd
+  // lease ended. come_back dials again (a new lease) and gives the round to wait for a seat
+  // in; an error names what did not come back within --rdzv-timeout.
+  bool rendezvous_lost();
+  Result<int> come_back(int round);
   Result<int> rejoin_store(int round);
+  Result<int> take_new_lease(int round);
+  void forget_connections();
   // A new node 0: the round the survivors resume, once one of them said it.
   std::optional<int> resumed_round();
   std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once

@@ -1,9 +1,17 @@
-// A node 0 that comes back (DESIGN §5): with node 0's store, the store goes away with node 0's
+// A waiting launcher that lost the rendezvous comes back to it (DESIGN §5).
+//
+// Node 0's store that went away: with node 0's store, the store goes away with node 0's
 // launcher. Where its address serves again (Kubernetes restarts worker-0's pod under the same
 // name; a scale set replaces the VM under the same host name), the survivors keep their places:
 // their workers stopped, they wait up to --rdzv-timeout, join the new node 0 and tell it the
 // job's state (the round to resume, the restarts used; each its own node rank in its slot), and
 // the next round runs. Nobody elects a standby: the survivors only wait for the one address.
+// The same store that only stopped answering this node (it was cut off or paused past
+// --node-timeout: the store counted it gone) takes it back the same way, as a newcomer.
+//
+// etcd: a launcher silent past its lease (a pause, a cut) was counted lost, and its lease is
+// gone with its wills. It takes a new lease in the same run of the job and waits for a seat
+// as a newcomer (benched where the bench allows, as a lost node is), instead of leaving.
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -18,9 +26,66 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 using namespace elastic_keys;
 
-bool NodeGroup::store_gone() {
-  if (!options_.elastic || host_ || on_etcd()) return false;
-  return !control_->check({std::string(kNextRoundKey)}).ok();
+bool NodeGroup::rendezvous_lost() {
+  if (!options_.elastic || host_) return false;
+  if (on_etcd() && control_->ask_lease_ended()) return true;
+  return !control_->check({std::string(kNextRoundKey)}).ok();  // out of reach
+}
+
+Result<int> NodeGroup::come_back(int round) {
+  forget_connections();
+  // A new connection (a new lease) holds none of the old one's wills, nor its number.
+  gone_will_set_ = false;
+  launcher_id_ = -1;
+  return on_etcd() ? take_new_lease(round) : rejoin_store(round);
+}
+
+void NodeGroup::forget_connections() {
+  watch_.reset();
+  notice_watch_.reset();
+  seat_watch_.reset();
+  seat_watch_round_ = -1;
+}
+
+Result<int> NodeGroup::take_new_lease(int round) {
+  // Cut off from etcd, a node cannot know its lease's fate: it waits for a member to answer
+  // (up to --rdzv-timeout), and goes on under its lease where it still lives.
+  const auto deadline = Clock::now() + options_.rdzv_timeout;
+  for (bool said = false;
+       !control_->ask_lease_ended() && !control_->check({std::string(kNextRoundKey)}).ok();
+       said = true) {
+    if (Clock::now() >= deadline) {
+      return invalid("rendezvous", rendezvous_text(options_),
+                     "etcd to answer this node again within --rdzv-timeout " +
+                         seconds_text(options_.rdzv_timeout));
+    }
+    if (!said && options_.say) {
+      options_.say("aml-launch: " + options_.self.host + ": the job's etcd is out of this " +
+                   "node's reach; it waits up to --rdzv-timeout " +
+                   seconds_text(options_.rdzv_timeout) + " for it\n");
+    }
+    usleep(200000);
+  }
+  if (!control_->lease_ended()) return round;
+  if (options_.say) {
+    options_.say("aml-launch: " + options_.self.host +
+                 ": this node's etcd lease ended (it was silent for over --node-timeout " +
+                 seconds_text(options_.node_timeout) +
+                 ": paused, starved or cut off) and the job counted it lost; it takes a new "
+                 "lease and waits for a seat as a newcomer\n");
+  }
+  // The dial takes the new lease; the old one's session goes with its last connection.
+  auto control = dial_(options_.rdzv_timeout);
+  if (!control) {
+    Error error = control.error();
+    error.expected += " (this node taking a new etcd lease within --rdzv-timeout " +
+                      seconds_text(options_.rdzv_timeout) + ")";
+    return error;
+  }
+  (*control)->set_reply_timeout(std::max(kShortestReplyTimeout, options_.node_timeout));
+  control_ = std::move(*control);
+  last_answer_ = Clock::now();
+  return round;
 }
 
 Result<int> NodeGroup::rejoin_store(int round) {
@@ -28,14 +93,13 @@ Result<int> NodeGroup::rejoin_store(int round) {
   const std::string limit = seconds_text(options_.rdzv_timeout);
   if (options_.say) {
     options_.say("aml-launch: " + options_.self.host + ": node 0's store at " + where +
-                 " went away; this node keeps its place" +
+                 " went away or stopped answering this node (node 0 lost, or this node cut off "
+                 "or paused past --node-timeout); this node keeps its place" +
                  (options_.self.node_rank >= 0
                       ? " (node rank " + std::to_string(options_.self.node_rank) + ")"
                       : std::string()) +
-                 " and waits up to --rdzv-timeout " + limit + " for it to come back\n");
+                 " and waits up to --rdzv-timeout " + limit + " to reach it again\n");
   }
-  watch_.reset();
-  notice_watch_.reset();
   // A store coming up may refuse a moment (its port taken before it serves): try again until
   // the deadline.
   const auto deadline = Clock::now() + options_.rdzv_timeout;
@@ -61,7 +125,6 @@ Result<int> NodeGroup::rejoin_store(int round) {
   auto said = control_->compare_set(kResumeKey, "", mine.dump());
   if (!said) return said.error();
   auto first = nlohmann::json::parse(*said, nullptr, false);
-  launcher_id_ = -1;  // numbers come from the new store
   return first.is_object() ? first.value("round", round) : round;
 }
 

@@ -30,10 +30,10 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
     // as a fixed-size one.
     // Node 0's store's host gives every round's seats; under etcd, whoever claims it first.
     auto seat = host_ ? decide_members(round) : take_seat(round);
-    if (!seat && store_gone()) {
-      // Node 0's store went away (its launcher was lost): wait for one to serve its address
-      // again, keeping this node's place.
-      auto resumed = rejoin_store(round);
+    if (!seat && rendezvous_lost()) {
+      // Node 0's store went away or stopped answering, or the etcd lease ended: this node
+      // dials again and waits for a seat.
+      auto resumed = come_back(round);
       if (!resumed) return resumed.error();
       seat = take_seat(*resumed);
     }

@@ -118,7 +118,8 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
 // lost or a leader being elected is not the rendezvous's loss; the next tick tries again. From
 // when it was made: a call waits up to --node-timeout itself (on one member after another).
 bool NodeGroup::etcd_in_grace(Clock::time_point asked) const {
-  return on_etcd() && asked - last_answer_ < options_.node_timeout;
+  // A lease etcd said ended is no passing trouble: no grace (node_group_comeback.cpp).
+  return on_etcd() && asked - last_answer_ < options_.node_timeout && !control_->lease_ended();
 }
 
 // A follower's heartbeat (under etcd every node's: its lease). Under node 0's store nothing is
@@ -158,6 +159,10 @@ std::optional<JobFailure> NodeGroup::beat() {
   }
   last_contact_ = Clock::now();
   if (*sent) last_answer_ = last_contact_;  // etcd itself answered
+  // A stream on an etcd member that stopped serving hears nothing more: it moves to one that
+  // serves (etcd_stream_member.cpp). One that cannot move now is tried again at the next beat.
+  if (watch_) (void)watch_->keep_streams();
+  if (notice_watch_) (void)notice_watch_->keep_streams();
   return std::nullopt;
 }
 

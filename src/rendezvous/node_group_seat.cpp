@@ -117,7 +117,11 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     const bool placed = seen[3] && answer_in(*seen[3], launcher_id_) != kLateMark;
     if (next && std::atoi(next->c_str()) > round && !placed) {
       round = std::atoi(next->c_str());
-      if (launcher_id_ > 0 && round_ < 0) waits("round " + std::to_string(round - 1) + " runs");
+      // Not a member of the round that runs (a newcomer, or one that comes back after it was
+      // counted lost): a hot spare until it ends.
+      if (launcher_id_ > 0 && round_ != round - 1) {
+        waits("round " + std::to_string(round - 1) + " runs");
+      }
       claimed = coordinates(round, true);
     } else {
       looked_slot = std::atoll(seen[1].value_or("1").c_str()) - 1;

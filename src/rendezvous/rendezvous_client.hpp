@@ -141,6 +141,17 @@ class RendezvousClient {
   // A number no other launcher of the job has, where the rendezvous gives one without a
   // call (etcd: this launcher's lease ID, never 0); nullopt: the caller counts one (add).
   virtual std::optional<long> own_number() const { return std::nullopt; }
+  // etcd: this launcher's lease ended (it was silent past it, and the job counted it lost):
+  // nothing done on this connection counts any more, and a new one is dialed under a new
+  // lease. Node 0's store has no lease: a connection there ends when its socket does.
+  virtual bool lease_ended() const { return false; }
+  // The same, asking the rendezvous where this launcher could not tell (etcd out of its reach
+  // for a whole lease).
+  virtual bool ask_lease_ended() { return lease_ended(); }
+  // etcd: a stream on a member that stopped serving is moved to one that serves, from where
+  // it was (etcd_stream_member.cpp); an event loop calls it at each beat. Node 0's store: its
+  // wait is answered every watch_interval, and a silence there is node 0's.
+  virtual Result<bool> keep_streams() { return true; }
 
   // For event loops: start_get begins waiting for the key; once fd() is readable, finish_get
   // gives its value (nullopt: nothing yet; start again).

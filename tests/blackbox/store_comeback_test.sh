@@ -79,7 +79,7 @@ check "node 0 SIGKILLed and started again 2 s later: round 1 runs with all three
 check "the survivors keep their node ranks ($r1 $r2), the new node 0 is node 0" \
   bash -c "[ '$(rank_of $J 1 1) $(rank_of $J 2 1) $(rank_of $J 0 1)' = '$r1 $r2 0' ]" || show $J
 check "the survivors said they keep their place and wait for node 0's store" \
-  grep -q "node 0's store at $MASTER:29400 went away; this node keeps its place (node rank $r1)" \
+  grep -q "node 0's store at $MASTER:29400 went away or stopped answering this node (node 0 lost, or this node cut off or paused past --node-timeout); this node keeps its place (node rank $r1)" \
   "$WORK/$J.out.1.1" || show $J
 check "the new node 0 says it took the round and the restarts from the survivors" \
   grep -q "node 0 came back: the survivors resume round 1 with 1 restart(s) used" "$WORK/$J.out.0.2" ||

@@ -64,15 +64,26 @@ def wait_for_steps(history, job, seconds):
     return False
 
 
-def settle(history, job, seconds):
-    """After the last fault: until a round runs steps again (the job is healthy at its end)."""
+# How long a notice takes to end the job at most: the stand-in's next poll (1 s), the workers'
+# --term-timeout (5 s) and the launchers' goodbyes, with room to spare.
+NOTICE_ENDS_WITHIN = 20.0
+
+
+def settle(history, job, seconds, record):
+    """After the last fault: until a round runs steps again (the job is healthy at its end), and
+    no notice of the incarnation that runs is still ending it: the final SIGTERM is then a stop of
+    a running job, never a race with a notice's end."""
     mark = time.time()
     deadline = mark + seconds
     while time.time() < deadline:
         if job.ended():
             job.start_incarnation()
+            mark = time.time()
+        noticed = [f["fired"] for f in record.values() if f["kind"] == "notice" and "fired" in f
+                   and (f.get("target") or {}).get("incarnation") == job.incarnation]
+        since = max([mark + 1] + [t + NOTICE_ENDS_WITHIN for t in noticed])
         for rows in history.worker_logs().values():
-            if any(r.get("ev") == "step" and r["t"] > mark + 1 for r in rows):
+            if any(r.get("ev") == "step" and r["t"] > since for r in rows):
                 return True
         time.sleep(0.2)
     return False
@@ -119,7 +130,7 @@ def main():
                 job.start_incarnation()
             time.sleep(0.05)
         nemesis.drain()
-        report["healthy_at_end"] = settle(history, job, 120)
+        report["healthy_at_end"] = settle(history, job, 120, nemesis.record)
         stopped = time.time()
         job.stop()
         history.stop()

@@ -39,6 +39,7 @@ class Hosts:
         self.net, self.count, self.work = net, count, work
         self.mark = net
         self.etcd_members = []
+        self.etcd_data = set()  # the names of the members' data folders
         self.cut = set()  # hosts whose nft rules are in place
         self.restarting = []  # etcd members being started again
 
@@ -107,6 +108,10 @@ class Hosts:
     def etcd_up(self, members):
         self.etcd_members = list(members)
         run("bash", ETCD, "up", self.net, f"{self.work}/etcd", *map(str, members))
+        # Their data (in /dev/shm): the leak check tells them from another cluster's.
+        for m in members:
+            with open(f"{self.work}/etcd/etcd.{m}/data-dir") as f:
+                self.etcd_data.add(os.path.basename(f.read().strip()))
 
     def etcd_endpoints(self):
         return ",".join(f"{addr(m)}:2379" for m in self.etcd_members)

@@ -35,8 +35,10 @@ class Launch:
 
 class Job:
     def __init__(self, hosts, work, bin_path, engine, nnodes="3:4", workers=1, node_timeout=10,
-                 ckpt_every=10, step_s=0.2):
+                 ckpt_every=10, step_s=0.2, program=None):
         self.hosts, self.work, self.bin, self.engine = hosts, work, bin_path, engine
+        # What each worker runs: the torch loop, or a lighter one where a test needs no torch.
+        self.program = program or [PY, os.path.join(HERE, "train_job.py")]
         self.nnodes, self.workers, self.node_timeout = nnodes, workers, node_timeout
         self.ckpt_every, self.step_s = ckpt_every, step_s
         self.incarnation = 0
@@ -106,7 +108,7 @@ class Job:
                 "--notice-from", "azure", "--health-checks", "command",
                 "--health-command", f"test ! -e {self.sick_flag(host)} || {{ echo sick; exit 1; }}",
                 "--events-file", files["events"], "--job-events-file", files["job_events"],
-                "--summary-file", files["summary"], "--", PY, f"{HERE}/train_job.py"]
+                "--summary-file", files["summary"], "--"] + self.program
         # A host name of its own (a UTS namespace), as each machine of a cluster has: the events
         # and the bench name the host.
         named = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', f"chaos{host}"] + argv

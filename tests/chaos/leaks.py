@@ -3,6 +3,7 @@ of it is left; over the campaign every launcher's descriptors and resident memor
 """
 import json
 import os
+import re
 import subprocess
 
 
@@ -15,17 +16,28 @@ def snapshot():
     return {"tmp": set(os.listdir("/tmp")), "shm": set(os.listdir("/dev/shm")), "netns": netns()}
 
 
+# What others beside the campaign make in /tmp, theirs to clean: a compiler's temporary files
+# (gcc's ccXXXXXX.s: the suite's release build goes on beside the campaigns), and the folders
+# of another campaign or chaos test running at the same time (its history, its cluster's hosts
+# files: aml-netns-NET, NET its own; its etcd members' data in /dev/shm).
+OTHERS_OWN = re.compile(
+    r"cc[A-Za-z0-9]{6}\.[a-z]{1,3}$|aml-(chaos|comeback)-|aml-netns-(ch|cb)[0-9]+$|aml-etcd\.")
+
+
 def check(before, hosts, work, keep):
     """After hosts.down(): what of the campaign is left (its marked processes, its namespaces,
     new entries in /tmp and /dev/shm)."""
     net = hosts.net
     after = snapshot()
     keep_name = os.path.basename(work) if keep else None
+    own = {f"aml-netns-{net}", os.path.basename(work)}
     left = {
         "processes": sorted(hosts.pids()),
         "namespaces": sorted(n for n in after["netns"] - before["netns"] if n.startswith(net)),
-        "tmp": sorted(n for n in after["tmp"] - before["tmp"] if n != keep_name),
-        "shm": sorted(after["shm"] - before["shm"]),
+        "tmp": sorted(n for n in after["tmp"] - before["tmp"] if n != keep_name and
+                      (n in own or not OTHERS_OWN.match(n))),
+        "shm": sorted(n for n in after["shm"] - before["shm"]
+                      if n in hosts.etcd_data or not OTHERS_OWN.match(n)),
     }
     found = {k: v for k, v in left.items() if v}
     return {"invariant": "5a. nothing left behind", "held": not found,

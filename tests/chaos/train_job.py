@@ -9,7 +9,7 @@ or done twice across restarts shows there.
 Every CHAOS_CKPT_EVERY steps rank 0 writes CHAOS_DIR/ckpt/step-N.json atomically (written to a
 temporary name, fsync'd, renamed, the folder fsync'd). Each round resumes from the newest one
 whose digest holds. Every worker writes its history, a JSON line per event, to
-CHAOS_DIR/workers/HOST.PID.jsonl: start (rank, world, master), resume, each step (its result and
+CHAOS_DIR/workers/HOST.PID.jsonl: spawned, start (rank, world, master), resume, each step (its result and
 time), each checkpoint, its exit.
 """
 import datetime
@@ -30,6 +30,11 @@ log_fd = os.open(os.path.join(DIR, "workers", f"{os.environ['CHAOS_HOST']}.{os.g
 
 def note(event, **fields):
     os.write(log_fd, (json.dumps(dict(ev=event, t=time.time(), **fields)) + "\n").encode())
+
+
+# Its first line, before torch's import (a second and more of CPU): the worker's own time runs
+# from its start, as its launcher's does (the reports' invariant compares them).
+note("spawned")
 
 
 def digest(state):

@@ -38,6 +38,10 @@ class StoreServerFixture : public ::testing::Test {
                        : store::StoreServer::listen("127.0.0.1", 0, options);
     ASSERT_TRUE(server.ok()) << server.error().message();
     server_ = std::move(*server);
+    resume();
+  }
+  // The same server serving again after stop() (a paused host continued, a cut healed).
+  void resume() {
     running_ = true;
     thread_ = std::thread([this] {
       while (running_) server_->poll_once(20);

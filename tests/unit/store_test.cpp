@@ -319,6 +319,22 @@ TEST_F(StoreTest, ReplyTimeoutTurnsSilenceIntoAnError) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, 2s);
 }
 
+// A reply that came too late is never read as the next call's own: the connection closes at
+// the timeout (a spare cut off from node 0's store read a stale reply, and left the job).
+TEST_F(StoreTest, AReplyTooLateClosesTheConnection) {
+  StoreClient c = client();
+  ASSERT_TRUE(c.set("seat", "spare").ok());
+  c.set_reply_timeout(200ms);
+  stop();  // node 0's store stops answering (this host cut off)
+  EXPECT_FALSE(c.add("count", 1).ok());
+  resume();  // and answers the add, late (healed)
+  std::this_thread::sleep_for(100ms);
+  auto seat = c.get("seat", 0ms);
+  EXPECT_FALSE(seat.ok()) << "the get read " << (seat.ok() && *seat ? **seat : "nothing");
+  EXPECT_EQ(c.fd(), -1);
+  EXPECT_TRUE(client().check({"seat"}).ok());  // a new connection is served
+}
+
 TEST(StoreServerTest, RunStopsWhenAskedFromAnotherThread) {
   auto server = store::StoreServer::listen("127.0.0.1", 0, {});
   ASSERT_TRUE(server.ok());

@@ -130,20 +130,27 @@ Result<std::string> StoreClient::read_reply(std::chrono::milliseconds server_wai
                static_cast<suseconds_t>(limit.count() % 1000000)};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   }
+  // A reply that did not come in time, or came cut or malformed, leaves the connection out of
+  // step: the next call would read this one's late reply as its own. It is closed, and every
+  // later call fails (the node group then dials again: node_group_comeback.cpp).
+  auto out_of_step = [this](const std::string& expected) {
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+    return store_error(where_, expected);
+  };
   unsigned char prefix[4];
   if (!recv_all(fd_, reinterpret_cast<char*>(prefix), 4)) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      return store_error(where_, "a reply within " + std::to_string(reply_timeout_.count()) +
-                                     " ms (" + std::string(store::kNoAnswer) + ")");
+      return out_of_step("a reply within " + std::to_string(reply_timeout_.count()) + " ms (" +
+                         std::string(store::kNoAnswer) + ")");
     }
-    return store_error(where_, "a reply (" + std::string(store::kConnectionClosed) + ")");
+    return out_of_step("a reply (" + std::string(store::kConnectionClosed) + ")");
   }
   std::uint32_t length =
       prefix[0] | prefix[1] << 8 | prefix[2] << 16 | std::uint32_t(prefix[3]) << 24;
-  if (length == 0 || length > kMaxReply) return store_error(where_, "a well-formed reply");
+  if (length == 0 || length > kMaxReply) return out_of_step("a well-formed reply");
   std::string body(length, '\0');
   if (!recv_all(fd_, body.data(), length))
-    return store_error(where_, "a whole reply (" + std::string(store::kConnectionClosed) + ")");
+    return out_of_step("a whole reply (" + std::string(store::kConnectionClosed) + ")");
   if (static_cast<Status>(body[0]) == Status::error) {
     FieldReader in(std::string_view(body).substr(1));
     auto message = in.str(kMaxReply);
