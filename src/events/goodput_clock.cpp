@@ -62,12 +62,27 @@ void GoodputClock::move_to(Phase next, Mark mark, const Event& event) {
   round_ = event.round;
 }
 
+namespace {
+
+// A worker's exit that fails it (a signal, a status other than 0): its launcher may tell the
+// others before it writes "failure" (seconds, where the rendezvous is out of reach), and the
+// workers stopped training at the exit.
+bool failed_exit(const Event& event) {
+  if (event.kind != "worker_exited") return false;
+  const auto code = event.details.find("exit_code");
+  const auto signal = event.details.find("signal");
+  return (signal != event.details.end() && !signal->is_null()) ||
+         (code != event.details.end() && code->is_number() && code->get<int>() != 0);
+}
+
+}  // namespace
+
 void GoodputClock::on_event(const Event& event) {
   const std::string_view kind = event.kind;
   if (kind == "round_started") {
     move_to(Phase::running, Mark::phase, event);
   } else if (kind == "failure" || kind == "failure_elsewhere" || kind == "node_lost" ||
-             kind == "hang" ||
+             kind == "hang" || failed_exit(event) ||
              (kind == "round_ended" && phase_ == Phase::running && mark_ == Mark::phase)) {
     // The first failure here, a hang, or a round ended by another node's failure (or by its
     // workers' success, which the job's end follows at once).

@@ -133,9 +133,14 @@ def no_lost_work(history, every):
                   f"lost at a resume (checkpoint every {every})", broken)
 
 
+def killed_launches(record):
+    """The launches the nemesis killed (-9)."""
+    return {f["target"]["launch"] for f in record.values()
+            if f.get("kind") in ("kill_launcher", "kill_node0") and f.get("target")}
+
+
 def one_verdict(job, record):
-    killed = {f["target"]["launch"] for f in record.values()
-              if f.get("kind") in ("kill_launcher", "kill_node0") and f.get("target")}
+    killed = killed_launches(record)
     broken, told = [], []
     for incarnation in sorted({l.incarnation for l in job.launches}):
         ends = []
@@ -178,22 +183,30 @@ def reports_right(history, job, record):
             broken.append(f"worker {host}.{pid} ran in {run_id} round {rnd}, which host {host}'s "
                           f"events never formed")
     # Each launcher's running time against its workers' own: from each worker's first line to its
-    # exit as its launcher saw it.
+    # exit as its launcher saw it. A worker stopped before it wrote a line (a round ended as it
+    # began) counts from its start as its launcher saw it. A launcher killed (-9) is left out:
+    # its summary is the one it wrote at its last restart, not its whole time.
     logs = history.worker_logs()
+    killed = killed_launches(record)
     compared, worst = 0, 0.0
     for number, (host, rows) in history.events().items():
         launch = job.launches[number]
+        if number in killed:
+            continue
         try:
             with open(launch.files["summary"]) as f:
                 running = json.load(f)["time"]["running_seconds"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
         spans = 0.0
+        started = {}
         for row in rows:
+            if row.get("kind") == "worker_started":
+                started[row["details"]["pid"]] = event_time(row)
             if row.get("kind") != "worker_exited":
                 continue
             pid = row["details"]["pid"]
-            first = next((r["t"] for r in logs.get((host, pid), []) if "t" in r), None)
+            first = next((r["t"] for r in logs.get((host, pid), []) if "t" in r), started.get(pid))
             if first is not None:
                 spans += event_time(row) - first
         if running < 10:

@@ -58,6 +58,26 @@ TEST_F(GoodputClockTest, AFailureToTheNextRoundsWorkersIsRecovery) {
   EXPECT_DOUBLE_EQ(rounds.at(1)[static_cast<std::size_t>(Phase::running)], 10.0);
 }
 
+// The running ends at the failing worker's exit, not at the "failure" written after the launcher
+// told the others (seconds later where the rendezvous was out of reach); a worker that ends 0
+// does not end it, nor does a worker stopped after the failure.
+TEST_F(GoodputClockTest, AFailingWorkersExitEndsTheRunningNotTheFailureWrittenLater) {
+  at(0ms, "launch");
+  at(1000ms, "round_started");
+  nlohmann::ordered_json finished = {{"exit_code", 0}, {"signal", nullptr}};
+  clock.on_event({"worker_exited", finished, 1, 0, 0, t0 + 3000ms});
+  EXPECT_EQ(clock.state(), "running");
+  nlohmann::ordered_json failed = {{"exit_code", 1}, {"signal", nullptr}};
+  clock.on_event({"worker_exited", failed, 0, 0, 0, t0 + 5000ms});
+  at(8000ms, "failure");
+  nlohmann::ordered_json stopped = {{"exit_code", nullptr}, {"signal", 15}};
+  clock.on_event({"worker_exited", stopped, 2, 0, 0, t0 + 8500ms});
+  at(9000ms, "round_ended");
+  at(9000ms, "end");
+  EXPECT_DOUBLE_EQ(spent(Phase::running, 9000ms), 4.0);
+  EXPECT_DOUBLE_EQ(spent(Phase::stopping, 9000ms), 4.0);
+}
+
 TEST_F(GoodputClockTest, AnotherNodesFailureOrLossStartsTheRecoveryWhenHeard) {
   at(0ms, "launch");
   at(1000ms, "round_started");
