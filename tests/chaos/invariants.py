@@ -145,7 +145,8 @@ def one_verdict(job, record):
     for incarnation in sorted({l.incarnation for l in job.launches}):
         ends = []
         for launch in job.launches:
-            if launch.incarnation != incarnation or launch.number in killed:
+            if (launch.incarnation != incarnation or launch.number in killed or
+                    launch.stopped_by_harness):
                 continue
             try:
                 with open(launch.files["summary"]) as f:
@@ -159,7 +160,9 @@ def one_verdict(job, record):
                          (failure.get("rank"), failure.get("host"), failure.get("pid")),
                          launch.number))
         statuses = {(e[0], e[1], e[2]) for e in ends}
-        told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})))
+        stragglers = sum(l.stopped_by_harness for l in job.launches if l.incarnation == incarnation)
+        told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})) +
+                    (f" ({stragglers} come after its end, stopped)" if stragglers else ""))
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")

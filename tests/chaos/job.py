@@ -26,6 +26,8 @@ class Launch:
         self.proc, self.files = proc, files
         self.started = time.time()
         self.ended = None
+        # Started after its job's end (node 0's store gone with it): the campaign stopped it.
+        self.stopped_by_harness = False
 
     def alive(self):
         if self.ended is None and self.proc.poll() is not None:
@@ -123,9 +125,30 @@ class Job:
         return [l for l in self.launches if l.alive() and (host is None or l.host == host)]
 
     def ended(self):
-        """Every launcher of this incarnation has exited (the job ended)."""
+        """Every launcher of this incarnation has exited (the job ended). Under node 0's store,
+        also once host 0's launcher exited on its own (the job's end: the nemesis's kills are -9)
+        and a grace passed: a launcher started again on a host after that (a comeback) waits
+        --rdzv-timeout for a store that is gone, as documented; it is stopped, and left out of
+        the verdict."""
         mine = [l for l in self.launches if l.incarnation == self.incarnation]
-        return bool(mine) and not any(l.alive() for l in mine)
+        live = [l for l in mine if l.alive()]
+        if not live:
+            return bool(mine)
+        node0_ended = [l.ended for l in mine if self.engine == "c10d" and l.host == 0 and
+                       not l.alive() and l.proc.returncode != -9]
+        if not node0_ended or time.time() - min(node0_ended) < self.node_timeout + 10:
+            return False
+        for launch in live:
+            launch.stopped_by_harness = True
+            launch.proc.terminate()
+        deadline = time.time() + 15
+        while any(l.alive() for l in live) and time.time() < deadline:
+            time.sleep(0.1)
+        for launch in live:
+            if launch.alive():
+                launch.proc.kill()
+                launch.proc.wait()
+        return True
 
     def stop(self, timeout=60):
         """The campaign's final SIGTERM to every launcher at once, as a scheduler ends a job."""
