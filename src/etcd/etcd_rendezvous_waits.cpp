@@ -86,10 +86,11 @@ Result<std::vector<std::optional<std::string>>> EtcdRendezvous::get_all(
   std::size_t epoch = session_->stream_epoch();
   while (missing() > 0 && Clock::now() < deadline) {
     const auto step = std::min({deadline, session_->next_tending(), Clock::now() + kLongestStep});
-    auto message = epoch == session_->stream_epoch()
-                       ? watching->next_message(step)
-                       : Result<std::optional<std::string>>(std::optional<std::string>());
-    if (!message || epoch != session_->stream_epoch()) {
+    // A stream on a member that stopped serving (its epoch past) is not read: it says nothing.
+    const bool moved = epoch != session_->stream_epoch();
+    auto message =
+        moved ? Result<std::optional<std::string>>(std::nullopt) : watching->next_message(step);
+    if (moved || !message) {
       // Its member was lost, or stopped serving: read again and watch on another from there.
       auto again = read(keys, revision, true);
       if (!again) return again.error();
