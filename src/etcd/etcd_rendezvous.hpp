@@ -59,6 +59,9 @@ class EtcdRendezvous : public RendezvousClient {
   Result<std::vector<std::string>> silent(std::chrono::milliseconds) override;
   Result<bool> heartbeat() override;
   Result<bool> watch_wills(bool on) override { return session_->watch_wills(on, reply_deadline()); }
+  Result<std::vector<long>> lapsed(const std::vector<long>& launchers) override {
+    return session_->lapsed(launchers, reply_deadline());
+  }
   Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override;
   Result<std::optional<std::string>> finish_get() override;
   bool follow_beside(std::string_view beside) override;

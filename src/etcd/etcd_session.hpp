@@ -91,6 +91,9 @@ class EtcdSession {
   // Whether this launcher sets the wills of the others (watches their deletions). Only a few
   // launchers of a job do: each will put is an event for every launcher that watches.
   Result<bool> watch_wills(bool on, Clock::time_point deadline);
+  // Which of these leases hold no will any more: they ended, whoever watched (or nobody did:
+  // a will's deletion is an event only for a watch open then).
+  Result<std::vector<long>> lapsed(const std::vector<long>& leases, Clock::time_point deadline);
   // When a wait should end to tend the session again (and look at its lease's keeper).
   Clock::time_point next_tending() const { return Clock::now() + options_.lease_ttl / 3; }
   // Keys a batch found absent at its revision: a wait for one of them soon after (on any of

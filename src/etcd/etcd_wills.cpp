@@ -73,4 +73,37 @@ Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
   return true;
 }
 
+// A launcher's wills are keys under its lease, its lasting one set with its first count in a
+// round: a lease with none left ended (or was revoked at its launcher's end). Counted, not read,
+// a transaction of up to 128 (etcd's --max-txn-ops) prefix ranges at a time.
+Result<std::vector<long>> EtcdSession::lapsed(const std::vector<long>& leases,
+                                              Clock::time_point deadline) {
+  constexpr std::size_t kRangesPerTxn = 128;
+  std::vector<long> ended;
+  for (std::size_t first = 0; first < leases.size(); first += kRangesPerTxn) {
+    const std::size_t last = std::min(leases.size(), first + kRangesPerTxn);
+    json ranges = json::array();
+    for (std::size_t i = first; i < last; ++i) {
+      const std::string prefix = full_key(std::string(kWills) + std::to_string(leases[i]) + "-");
+      ranges.push_back({{"request_range",
+                         {{"key", to_base64(prefix)},
+                          {"range_end", to_base64(prefix_end(prefix))},
+                          {"count_only", true}}}});
+    }
+    auto answer = call("/v3/kv/txn", {{"success", ranges}}, deadline);
+    if (!answer) return answer.error();
+    const json responses = answer->value("responses", json::array());
+    if (responses.size() != last - first) {
+      return invalid("etcd", endpoints_text(),
+                     "an answer for each of a transaction's " + std::to_string(last - first) +
+                         " ranges (got " + answer->dump().substr(0, 200) + ")");
+    }
+    for (std::size_t i = first; i < last; ++i) {
+      const json& range = responses[i - first].value("response_range", json::object());
+      if (number_of(range, "count") == 0) ended.push_back(leases[i]);
+    }
+  }
+  return ended;
+}
+
 }  // namespace aml::etcd

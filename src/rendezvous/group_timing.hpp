@@ -38,6 +38,9 @@ inline constexpr milliseconds kShortestReplyTimeout{1500};
 // wait of --node-timeout) whether its lease ended: a lease that ends just after a look is heard
 // this late, not a whole --node-timeout later.
 inline constexpr milliseconds kGoneRecheck{1000};
+// Under etcd, whether a launcher waited on still holds its lease is asked at most this often
+// (node_group_gone.cpp): its will, where nobody watched its lease end, is set this late.
+inline constexpr milliseconds kLapseLook{5000};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a third of --node-timeout, within these).

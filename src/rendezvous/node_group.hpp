@@ -150,7 +150,9 @@ class NodeGroup : public PeerLink {
   // Elastic: node 0 decides who is in `round` and under which node rank; the others wait for
   // their seat (a later round where they came too late or there was none). The round they
   // are in, or the end of the job.
-  Result<std::vector<long>> gone_among(const std::vector<long>& ids);
+  Result<std::vector<long>> gone_among(const std::vector<long>& ids);  // node_group_gone.cpp
+  void end_round_lost_unheard(int round);
+  Result<Agreement> join_round(int round, const std::string& phase);  // join's one try
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
   void watch_next_seat();  // etcd: opened while the round runs
@@ -215,7 +217,7 @@ class NodeGroup : public PeerLink {
   // away or stopped answering it (node 0 lost, or this node cut off or paused), or its etcd
   // lease ended. come_back dials again (a new lease) and gives the round to wait for a seat
   // in; an error names what did not come back within --rdzv-timeout.
-  bool rendezvous_lost();
+  bool rendezvous_lost(const Error& error);
   Result<int> come_back(int round);
   Result<int> rejoin_store(int round);
   Result<int> take_new_lease(int round);
@@ -318,8 +320,9 @@ class NodeGroup : public PeerLink {
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;
   int seat_watch_round_ = -1;
-  bool next_seat_due_ = false;         // etcd, elastic: watch_next_seat at the round's first tick
-  std::string joining_phase_ = "run";  // join's phase, while it takes a seat
+  bool next_seat_due_ = false;           // etcd, elastic: watch_next_seat at the round's first tick
+  Clock::time_point next_lapse_look_{};  // gone_among: etcd's leases counted no sooner
+  std::string joining_phase_ = "run";    // join's phase, while it takes a seat
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
   // This round's node 0: the workers' torch store, new each round (no key outlives a round).
   std::unique_ptr<StoreHost> torch_store_;

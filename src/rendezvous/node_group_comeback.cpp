@@ -26,9 +26,15 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 using namespace elastic_keys;
 
-bool NodeGroup::rendezvous_lost() {
+// Whether a failed wait was the rendezvous lost: an etcd error (a call no member answered, a
+// watch that ended, the lease's end; not a request etcd refused), or node 0's store out of reach
+// now.
+bool NodeGroup::rendezvous_lost(const Error& error) {
   if (!options_.elastic || host_) return false;
-  if (on_etcd() && control_->ask_lease_ended()) return true;
+  if (on_etcd()) {
+    return error.variable == "etcd" || error.variable == "etcd lease" ||
+           control_->ask_lease_ended();
+  }
   return !control_->check({std::string(kNextRoundKey)}).ok();  // out of reach
 }
 
@@ -37,6 +43,7 @@ Result<int> NodeGroup::come_back(int round) {
   // A new connection (a new lease) holds none of the old one's wills, nor its number.
   gone_will_set_ = false;
   launcher_id_ = -1;
+  said_spare_ = false;  // what it waits as is said again: a new entry into the job
   return on_etcd() ? take_new_lease(round) : rejoin_store(round);
 }
 

@@ -65,23 +65,6 @@ std::string NodeGroup::elastic_key(int round, const std::string& name) const {
   return "aml/elastic/" + std::to_string(round) + "/" + name;
 }
 
-// Which of these launchers left their "gone" key (died while they waited).
-Result<std::vector<long>> NodeGroup::gone_among(const std::vector<long>& ids) {
-  std::vector<long> gone;
-  for (std::size_t first = 0; first < ids.size(); first += kKeysPerCall) {
-    std::vector<std::string> keys;
-    for (std::size_t i = first; i < ids.size() && keys.size() < kKeysPerCall; ++i) {
-      keys.push_back(gone_key(ids[i]));
-    }
-    auto dead = control_->get_all(keys, milliseconds(0));
-    if (!dead) return dead.error();
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      if ((*dead)[i]) gone.push_back(ids[first + i]);
-    }
-  }
-  return gone;
-}
-
 Result<Agreement> NodeGroup::decide_members(int round) {
   const NodeRange range = *options_.elastic;
   // A node 0 that came back (a new launcher at the endpoint) takes the job's state from the

@@ -2,6 +2,8 @@
 // job's, given by node 0 just before: node_group_elastic.cpp); node 0 collects them all and
 // writes one verdict that every node reads (node_group_verdict.cpp), with the workers' ports it
 // picks here.
+#include <unistd.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +18,30 @@ namespace aml {
 using std::chrono::milliseconds;
 using namespace group_timing;
 
+// A wait that failed on the rendezvous itself (its etcd lease ended or etcd out of reach; node
+// 0's store gone or silent) is not this node's end: it comes back, as often as that happens,
+// until --rdzv-timeout passes without a seat. A silence again before its seat, one after it,
+// or etcd answering again by the time it looks, are all the same loss.
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
+  std::optional<Clock::time_point> deadline;
+  for (;;) {
+    auto agreed = join_round(round, phase);
+    if (agreed || !rendezvous_lost(agreed.error())) return agreed;
+    const auto now = Clock::now();
+    if (!deadline) deadline = now + options_.rdzv_timeout;
+    if (now >= *deadline) return agreed;
+    if (options_.say) {
+      options_.say("aml-launch: " + options_.self.host + ": its rendezvous failed (" +
+                   agreed.error().message() + "); it comes back and waits for a seat\n");
+    }
+    auto resumed = come_back(round);
+    if (!resumed) return resumed.error();
+    round = *resumed;
+    usleep(200000);  // a rendezvous that fails at once again is not asked in a tight loop
+  }
+}
+
+Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   disarm_tripwire();  // the last round's (open_events makes the round's descriptor anew)
   seated_ids_.clear();
   progress_.begin(Clock::now());  // the first round's clock began with the dial
@@ -30,13 +55,6 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
     // as a fixed-size one.
     // Node 0's store's host gives every round's seats; under etcd, whoever claims it first.
     auto seat = host_ ? decide_members(round) : take_seat(round);
-    if (!seat && rendezvous_lost()) {
-      // Node 0's store went away or stopped answering, or the etcd lease ended: this node
-      // dials again and waits for a seat.
-      auto resumed = come_back(round);
-      if (!resumed) return resumed.error();
-      seat = take_seat(*resumed);
-    }
     if (!seat || seat->ended) return seat;
     if (!options_.self.health.empty()) {
       // Seated without its checks read (etcd's members of the round before): it ends this

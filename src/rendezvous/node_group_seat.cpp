@@ -217,6 +217,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       last_answer_ = Clock::now();
       counted = (*again)[0];
       if ((*again)[1]) seat_said = std::string(kEndedMark);
+      end_round_lost_unheard(round);  // the round before, where its loss went unheard
     }
     if (!seat_said || *seat_said == kLateMark) {  // too late, or seen gone (should not be)
       waits("round " + std::to_string(round) + " began before this node came");

@@ -138,6 +138,14 @@ class RendezvousClient {
     return true;
   }
 
+  // etcd: which of these launchers' leases ended (their numbers are their leases), whether or
+  // not a watcher of the wills was there to set their "gone" keys then. Node 0's store sets
+  // every will itself: none.
+  virtual Result<std::vector<long>> lapsed(const std::vector<long>& launchers) {
+    (void)launchers;
+    return std::vector<long>{};
+  }
+
   // A number no other launcher of the job has, where the rendezvous gives one without a
   // call (etcd: this launcher's lease ID, never 0); nullopt: the caller counts one (add).
   virtual std::optional<long> own_number() const { return std::nullopt; }

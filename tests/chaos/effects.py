@@ -188,9 +188,11 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job):
                 bool(benched))
     if kind == "notice":
         inc = f["target"]["incarnation"]
-        # Launchers the nemesis killed (-9) end as they were made to.
+        # Launchers the nemesis killed (-9) end as they were made to; those the campaign stopped
+        # itself (comebacks after node 0's store ended with the job: Job.ended) are not judged.
         ends = [l.proc.returncode for l in job.launches
-                if l.incarnation == inc and l.ended and l.proc.returncode != -9]
+                if l.incarnation == inc and l.ended and l.proc.returncode != -9
+                and not l.stopped_by_harness]
         return ("every launcher exits 200 (preempted)", f"exits {sorted(set(ends))}",
                 bool(ends) and set(ends) == {200})
     if kind in ("flood", "etcd_kill"):

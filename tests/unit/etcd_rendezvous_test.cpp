@@ -200,6 +200,32 @@ TEST_F(EtcdRendezvousTest, OnlyALauncherWatchingTheWillsSetsThem) {
   EXPECT_FALSE(bystander.get("no-longer-watched", 0ms)->has_value());
 }
 
+// A lease that ended while nobody watched the wills left no word; it is found by counting the
+// keys it holds (the launchers waiting on it then set its will: node_group_gone.cpp). More
+// launchers than one transaction holds are asked in several.
+TEST_F(EtcdRendezvousTest, ALeaseThatEndedUnwatchedIsFoundLapsed) {
+  EtcdRendezvous bystander(session());
+  ASSERT_TRUE(bystander.batch({BatchOp::lasting_will("gone/alive", "1")}).ok());
+  long ended = 0;
+  {
+    EtcdRendezvous dying(session());
+    ASSERT_TRUE(dying.batch({BatchOp::lasting_will("gone/ended", "1")}).ok());
+    ended = *dying.own_number();
+  }  // its lease revoked, no watcher
+  ASSERT_TRUE(bystander.heartbeat().ok());
+  EXPECT_FALSE(bystander.get("gone/ended", 0ms)->has_value());  // nobody set its will
+  const long alive = *bystander.own_number();
+  std::vector<long> asked = {alive, ended};
+  std::vector<long> expected = {ended};
+  for (long never = 1; never <= 200; ++never) {  // leases this etcd never granted
+    asked.push_back(never);
+    expected.push_back(never);
+  }
+  auto lapsed = bystander.lapsed(asked);
+  ASSERT_TRUE(lapsed.ok()) << lapsed.error().message();
+  EXPECT_EQ(*lapsed, expected);
+}
+
 TEST_F(EtcdRendezvousTest, ABatchIsOneTransactionOfIndependentOperations) {
   EtcdRendezvous survivor(session());
   ASSERT_TRUE(survivor.watch_wills(true).ok());
