@@ -168,6 +168,8 @@ class NodeGroup : public PeerLink {
   bool may_claim(bool first_look) const;  // etcd, and not one of the many at a round's end
   std::vector<BatchOp> claim_look(int round) const;  // its claim, the round before's end
   bool claims(int round, const std::vector<std::optional<std::string>>& seen);  // claim_look's
+  Result<Agreement> complete_seating(int round, const std::string& record);
+  Agreement seated_at(int round, int rank, int nodes, int restarts_used);
   // What the round before `round` left: its seats (launcher id -> node rank, and who), the
   // restarts used (a failed round counts one), and the launcher it lost (not waited for).
   struct LastRound {
@@ -228,6 +230,7 @@ class NodeGroup : public PeerLink {
   std::string elastic_key(int round, const std::string& name) const;
   std::string place_key(int round, long launcher) const;  // where its place is given
   Result<Agreement> lead_round();
+  Result<Agreement> formed_again_without(const std::vector<int>& present);
   // Node 0 of an elastic round: the bench its seats' record carries, for its members.
   std::vector<BenchedNode> round_bench(int round);
   // A seated node whose checks failed after its seat was given (etcd seats the last round's
@@ -320,9 +323,10 @@ class NodeGroup : public PeerLink {
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;
   int seat_watch_round_ = -1;
-  bool next_seat_due_ = false;           // etcd, elastic: watch_next_seat at the round's first tick
-  Clock::time_point next_lapse_look_{};  // gone_among: etcd's leases counted no sooner
-  std::string joining_phase_ = "run";    // join's phase, while it takes a seat
+  bool next_seat_due_ = false;  // etcd, elastic: watch_next_seat at the round's first tick
+  bool formed_again_ = false;   // the round being joined is formed again without a lost member
+  Clock::time_point next_lapse_look_{};       // gone_among: etcd's leases counted no sooner
+  std::string joining_phase_ = "run";         // join's phase, while it takes a seat
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store
   // This round's node 0: the workers' torch store, new each round (no key outlives a round).
   std::unique_ptr<StoreHost> torch_store_;

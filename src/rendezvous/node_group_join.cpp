@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "net/free_port.hpp"
 #include "net/local_host.hpp"
@@ -19,17 +20,20 @@ using std::chrono::milliseconds;
 using namespace group_timing;
 
 // A wait that failed on the rendezvous itself (its etcd lease ended or etcd out of reach; node
-// 0's store gone or silent) is not this node's end: it comes back, as often as that happens,
-// until --rdzv-timeout passes without a seat. A silence again before its seat, one after it,
-// or etcd answering again by the time it looks, are all the same loss.
+// 0's store gone or silent) is not this node's end: it comes back, as often as that happens (a
+// silence again before its seat, one after it, or etcd answering again by the time it looks,
+// are all the same loss). Each comeback waits up to --rdzv-timeout for the rendezvous; tries that
+// fail back to back (each within --node-timeout of its start) give up after --rdzv-timeout. A
+// wait that lasted (a spare's, for hours) before it failed is not one of those.
 Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
-  std::optional<Clock::time_point> deadline;
+  std::optional<Clock::time_point> failing_since;
   for (;;) {
+    const auto tried = Clock::now();
     auto agreed = join_round(round, phase);
     if (agreed || !rendezvous_lost(agreed.error())) return agreed;
     const auto now = Clock::now();
-    if (!deadline) deadline = now + options_.rdzv_timeout;
-    if (now >= *deadline) return agreed;
+    if (!failing_since || now - tried > options_.node_timeout) failing_since = now;
+    if (now - *failing_since >= options_.rdzv_timeout) return agreed;
     if (options_.say) {
       options_.say("aml-launch: " + options_.self.host + ": its rendezvous failed (" +
                    agreed.error().message() + "); it comes back and waits for a seat\n");
@@ -166,6 +170,13 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
                                       : follow_round(heard, verdict_beside ? *watch_ : *control_);
   if (!agreed) {
     if (on_etcd()) clear_will(false);  // a failed rendezvous ends no round
+    if (std::exchange(formed_again_, false)) {
+      if (options_.say) {
+        options_.say("aml-launch: " + options_.self.host + ": " + round_name() + ": expected " +
+                     agreed.error().expected + "\n");
+      }
+      return join(round + 1, phase);
+    }
     return agreed;
   }
   progress_.end();  // the round runs: nothing more is said of the wait

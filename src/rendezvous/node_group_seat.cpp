@@ -245,14 +245,19 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     if (std::sscanf(seat_said->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
       return invalid("rendezvous", *seat_said, "a seat from node 0 (node rank, nodes, restarts)");
     }
-    options_.self.node_rank = rank;
-    options_.self.nnodes = nodes;
-    said_spare_ = false;
-    Agreement seat;
-    seat.round = round;
-    seat.restarts_used = used;
-    return seat;
+    return seated_at(round, rank, nodes, used);
   }
+}
+
+// This launcher's seat in `round`: its node rank among `nodes`.
+Agreement NodeGroup::seated_at(int round, int rank, int nodes, int restarts_used) {
+  options_.self.node_rank = rank;
+  options_.self.nnodes = nodes;
+  said_spare_ = false;
+  Agreement seat;
+  seat.round = round;
+  seat.restarts_used = restarts_used;
+  return seat;
 }
 
 // A connection of its own for a launcher's seat in `round` that follows the round's abort and

@@ -71,13 +71,10 @@ Result<Agreement> NodeGroup::lead_round() {
     }
   }
   std::string error;
-  if (static_cast<int>(present.size()) < nnodes) {
-    // An elastic round's wait was --node-timeout (above): say the one it was.
-    error = (options_.elastic ? "every node seated in it to join within --node-timeout " +
-                                    seconds_text(options_.node_timeout) +
-                                    " (a seated node that does not come is lost)"
-                              : "every node to join within --rdzv-timeout " +
-                                    seconds_text(options_.rdzv_timeout)) +
+  if (static_cast<int>(present.size()) < nnodes && options_.elastic) {
+    return formed_again_without(present);
+  } else if (static_cast<int>(present.size()) < nnodes) {
+    error = "every node to join within --rdzv-timeout " + seconds_text(options_.rdzv_timeout) +
             "; " + members_word() + "(s) " + missing_node_ranks(nnodes, present) + " of " +
             std::to_string(nnodes) + " did not";
   } else if (auto problem = disagreement(agreement.nodes)) {
@@ -110,6 +107,40 @@ Result<Agreement> NodeGroup::lead_round() {
     if (node != 0) readers.push_back(node_key("verdict-read", node));
   }
   if (!readers.empty()) (void)control_->wait(readers, kGoodbyeWait);
+  return invalid("rendezvous", round_name(), error);
+}
+
+// An elastic round's member seated a moment ago that does not come within --node-timeout is
+// lost (it died, or was paused or cut off as it was seated): the round is formed again without
+// it, no restart used, as a round started at once that never sees a member is
+// (node_group_round_at_once.cpp). Its abort names the first one (whoever gives the next seats
+// benches it); its verdict tells the members that came to go on to the next round.
+Result<Agreement> NodeGroup::formed_again_without(const std::vector<int>& present) {
+  const int nnodes = options_.self.nnodes;
+  int missing = 0;
+  while (std::find(present.begin(), present.end(), missing) != present.end()) ++missing;
+  const std::string why =
+      "seated in round " + std::to_string(round_) + ", it did not come within --node-timeout " +
+      seconds_text(options_.node_timeout) + " (it died, or was paused or cut off as it was seated)";
+  JobFailure never_came = lost_node(missing, why);
+  never_came.node_rank = missing;
+  const LastRound seated = last_round(round_ + 1);  // this round's seats' record
+  for (const auto& [id, rank] : seated.seats) {
+    const auto known = seated.who.find(id);
+    if (rank == missing && known != seated.who.end()) never_came.host = known->second.host;
+  }
+  never_came.regroup = true;
+  (void)stored_failure_or(never_came);
+  const std::string error = "every node seated in it to join within --node-timeout " +
+                            seconds_text(options_.node_timeout) + "; " + members_word() + "(s) " +
+                            missing_node_ranks(nnodes, present) + " of " + std::to_string(nnodes) +
+                            " did not: the round is formed again " + "without them";
+  Agreement agreement;
+  agreement.round = round_;
+  auto verdict = nlohmann::ordered_json::parse(verdict_of(agreement, error));
+  verdict["regroup"] = true;
+  if (auto set = control_->set(key("verdict"), verdict.dump()); !set) return set.error();
+  formed_again_ = true;
   return invalid("rendezvous", round_name(), error);
 }
 
@@ -152,6 +183,7 @@ Result<Agreement> NodeGroup::follow_round(std::optional<std::string> seen, Rende
     return invalid("rendezvous", **text, "node 0's verdict as JSON");
   }
   std::string error = verdict.value("error", std::string("no verdict"));
+  formed_again_ = !error.empty() && verdict.value("regroup", false);
   if (!error.empty()) {
     if (!options_.elastic && verdict.contains("bench"))
       record_bench(bench_from_json(verdict["bench"]));

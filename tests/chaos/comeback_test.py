@@ -5,7 +5,9 @@ The campaign's bugs 2 and 4 (benchmarks/RESULTS.md's track record), each alone o
 hosts and a light worker (no torch), --nnodes 2:3 (one spare), --node-timeout 4:
 - node 0's store (c10d): the hot spare's host cut off for 8 s. The store counts it gone; once
   healed it is a spare again (it exited 2, "node 0's store went away while this node waited"),
-  and it takes the seat of a launcher killed after.
+  and it takes the seat of a launcher killed after. Then the spare paused as a seated launcher is
+  killed: it is given the seat and never comes; the round forms again without it (bug 8: every
+  launcher ended, exit 2).
 - etcd, three members on hosts 0-2: a seated host paused for 8 s, then one cut off for 8 s. Its
   lease ends and the job goes on with the spare; once back it waits for a seat again under a new
   lease (paused, it exited 2: "etcd lease: expected a live lease; it expired"; cut off, it exited
@@ -21,12 +23,15 @@ usage: /usr/bin/python3 tests/chaos/comeback_test.py AML_LAUNCH [c10d|etcd ...] 
 """
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import (check, closing_line, formed, in_a_round, on_hosts, outcome,  # noqa: E402
-                    seated_in, wait_until, waiting_since)
+from checks import (check, closing_line, events, formed, in_a_round, on_hosts,  # noqa: E402
+                    outcome, seated_in, wait_until, waiting_since)
+from history import event_time  # noqa: E402
 
 HOSTS = 4
 NODE_TIMEOUT = 4
@@ -53,6 +58,38 @@ def spare_cut_off(hosts, job):
     check(f"c10d: ... and is seated once host {victim.host}'s launcher is killed",
           wait_until(lambda: seated_in(spare, since=healed) is not None,
                      NODE_TIMEOUT + 12), outcome(spare))
+
+
+def seated_while_paused(hosts, job):
+    """c10d: the spare paused, and a seated launcher killed at once: the spare is given the seat
+    and never comes. The round is formed again without it (bug 8: every launcher ended, exit 2,
+    "expected every node seated in it to join within --node-timeout"), and the spare, continued,
+    is a spare again."""
+    if not wait_until(lambda: formed(job), 60):
+        check("c10d (seated while paused): the first round forms with three nodes and a spare",
+              False)
+        return
+    spare, seated = formed(job)
+    hosts.signal_host(spare.host, signal.SIGSTOP)
+    victim = next(l for l in seated if l.host != 0)  # node 0's store is host 0's
+    hosts.signal_host(victim.host, signal.SIGKILL)
+    killed = time.time()
+    others = [l for l in seated if l is not victim]
+    check("c10d (seated while paused): the round is formed again without the paused spare "
+          f"within --node-timeout + 20 s",
+          wait_until(lambda: all(round_formed_since(l, killed) >= 1 for l in others),
+                     NODE_TIMEOUT + 20) and all(l.alive() for l in others),
+          "\n".join(outcome(l) for l in others))
+    hosts.signal_host(spare.host, signal.SIGCONT)
+    back = time.time()
+    check("c10d (seated while paused): the spare, continued, waits for a seat again",
+          wait_until(lambda: waiting_since(spare, back), 20) and spare.alive(), outcome(spare))
+
+
+def round_formed_since(launch, since):
+    """How many rounds the launcher saw formed (seated or not) after `since`."""
+    return sum(1 for row in events(launch)
+               if row.get("kind") == "rendezvous_formed" and event_time(row) >= since)
 
 
 def seated_silent(hosts, job, how):
@@ -156,11 +193,61 @@ def members_all_killed(hosts, job):
                      NODE_TIMEOUT + 20), "\n".join(outcome(l) for l in spares))
 
 
+def seats_half_given(hosts, job):
+    """etcd: whoever gives a round's seats lost between its node 0's place (that round starts at
+    once) and the others' (a failpoint kills it there). Before, a launcher that took over gave
+    the round's seats again: the round ran twice, its node 0 twice ("NODE_RANK=0: expected a
+    node rank of its own"), or its members never came (bug 9). Now the one that takes over tells
+    the rest as they were given. Workers are killed until a round's giver is not its node 0."""
+    fired = job.env["AML_LAUNCH_TEST_FAILPOINT"].split(":", 1)[1]
+    if not wait_until(lambda: formed(job), 90):
+        check("etcd (seats half given): the first round forms with three nodes and a spare",
+              False)
+        return
+    for _ in range(6):
+        if os.path.exists(fired):
+            break
+        seated = [l for l in job.live() if in_a_round(l)]
+        victim = next((l for l in seated if l.host != 0), None)
+        if victim is None:
+            break
+        worker = worker_of(hosts, victim.host)
+        if worker is None:
+            break
+        ended = time.time()
+        os.kill(worker, signal.SIGKILL)
+        wait_until(lambda: os.path.exists(fired) or
+                   sum(round_formed_since(l, ended) > 0 for l in job.live()) >= 3, 30)
+    check("etcd (seats half given): a round's giver was lost between node 0's place and the "
+          "others'", os.path.exists(fired))
+    if not os.path.exists(fired):
+        return
+    lost = time.time()
+    live = job.live()
+    check(f"etcd (seats half given): the {len(live)} launchers left form a round within "
+          f"--node-timeout + 25 s, none exits",
+          wait_until(lambda: sum(seated_in(l, since=lost) is not None for l in live) >= 2 and
+                     all(l.alive() for l in live), NODE_TIMEOUT + 25)
+          and all(l.alive() for l in live), "\n".join(outcome(l) for l in live))
+
+
+def worker_of(hosts, host):
+    """The pid of a worker on host (the launcher's child running the job's program), or None."""
+    for pid in hosts.pids(host):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[:2] == [b"/bin/sh", b"-c"]:  # not its launcher's line
+                    return pid
+        except OSError:
+            pass
+    return None
+
+
 def main():
     if os.geteuid() != 0:
         sys.exit("comeback_test: run as root (network namespaces, nft)")
     bin_path = os.path.abspath(sys.argv[1])
-    scenarios = {"c10d": [spare_cut_off],
+    scenarios = {"c10d": [spare_cut_off, seated_while_paused],
                  "etcd": [lambda h, j: seated_silent(h, j, "paused"),
                           lambda h, j: seated_silent(h, j, "cut off"), all_paused,
                           members_all_killed]}
@@ -168,6 +255,15 @@ def main():
         for scenario in scenarios[engine]:
             on_hosts(bin_path, engine, "comeback", 5 if scenario is members_all_killed else HOSTS,
                      scenario, nnodes="2:3", node_timeout=NODE_TIMEOUT, program=WORKER)
+    if "etcd" in (sys.argv[2:] or ["etcd"]):
+        # The failpoint's file: in a folder of the test's own, removed after.
+        once = tempfile.mkdtemp(prefix="aml-comeback-failpoint-")
+        try:
+            on_hosts(bin_path, "etcd", "comeback", HOSTS, seats_half_given, nnodes="2:3",
+                     node_timeout=NODE_TIMEOUT, program=WORKER,
+                     env={"AML_LAUNCH_TEST_FAILPOINT": f"seats-half-given:{once}/fired"})
+        finally:
+            subprocess.run(["rm", "-rf", once])
     return closing_line()
 
 

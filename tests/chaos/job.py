@@ -37,12 +37,13 @@ class Launch:
 
 class Job:
     def __init__(self, hosts, work, bin_path, engine, nnodes="3:4", workers=1, node_timeout=10,
-                 ckpt_every=10, step_s=0.2, program=None):
+                 ckpt_every=10, step_s=0.2, program=None, env=None):
         self.hosts, self.work, self.bin, self.engine = hosts, work, bin_path, engine
         # What each worker runs: the torch loop, or a lighter one where a test needs no torch.
         self.program = program or [PY, os.path.join(HERE, "train_job.py")]
         self.nnodes, self.workers, self.node_timeout = nnodes, workers, node_timeout
         self.ckpt_every, self.step_s = ckpt_every, step_s
+        self.env = env or {}  # more for every launcher (a test's failpoint)
         self.incarnation = 0
         self.launches = []  # every Launch, in order
         self.stand_ins = {}  # host: Popen of its metadata stand-in (this incarnation)
@@ -101,7 +102,7 @@ class Job:
         env = {"PATH": "/usr/bin:/bin", "HOME": self.work, "TMPDIR": f"{self.work}/tmp/{host}",
                "CHAOS_DIR": self.work, "CHAOS_CKPT_EVERY": str(self.ckpt_every),
                "CHAOS_STEP_S": str(self.step_s), "AML_LAUNCH_NODE_NAME": f"chaos{host}",
-               "AML_LAUNCH_METADATA_URL": f"http://127.0.0.1:{self.ports[host]}"}
+               "AML_LAUNCH_METADATA_URL": f"http://127.0.0.1:{self.ports[host]}", **self.env}
         argv = [self.bin, "--nnodes", self.nnodes, "--nproc-per-node", str(self.workers),
                 "--rdzv-backend", self.engine, "--rdzv-endpoint", self.endpoint(),
                 "--rdzv-id", self.rdzv_id(), "--rdzv-secret-file", f"{self.work}/secret",

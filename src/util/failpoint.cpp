@@ -1,0 +1,26 @@
+#include "util/failpoint.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace aml {
+
+void failpoint(std::string_view name) {
+  static const char* const asked = std::getenv("AML_LAUNCH_TEST_FAILPOINT");
+  if (asked == nullptr) return;
+  const std::string_view spec(asked);
+  const auto colon = spec.find(':');
+  if (colon == std::string_view::npos || spec.substr(0, colon) != name) return;
+  // Once for every launcher that shares the file's folder: the first to create it.
+  const std::string once(spec.substr(colon + 1));
+  const int fd = open(once.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  close(fd);
+  raise(SIGKILL);
+}
+
+}  // namespace aml
