@@ -324,7 +324,8 @@ class NodeGroup : public PeerLink {
   std::unique_ptr<RendezvousClient> seat_watch_;
   int seat_watch_round_ = -1;
   bool next_seat_due_ = false;  // etcd, elastic: watch_next_seat at the round's first tick
-  bool formed_again_ = false;   // the round being joined is formed again without a lost member
+  bool counted_lost_ = false;  // this node silent past --node-timeout in its round: the job went on
+  bool formed_again_ = false;  // the round being joined is formed again without a lost member
   Clock::time_point next_lapse_look_{};       // gone_among: etcd's leases counted no sooner
   std::string joining_phase_ = "run";         // join's phase, while it takes a seat
   std::unique_ptr<StoreHost> workers_store_;  // etcd, this round's node 0: the workers' store

@@ -180,6 +180,7 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
     return agreed;
   }
   progress_.end();  // the round runs: nothing more is said of the wait
+  counted_lost_ = false;
   agreed->node_rank = self.node_rank;
   agreed->restarts_used = restarts_used;
   agreement_ = *agreed;

@@ -251,6 +251,7 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
   const auto unanswered = on_etcd() ? Clock::duration{} : Clock::now() - last_contact_;
   const auto silent = std::max<Clock::duration>(unanswered, own_pause_);
   if (silent >= options_.node_timeout) {
+    counted_lost_ = true;
     return lost_node(options_.self.node_rank,
                      "this node was silent for " +
                          seconds_text(std::chrono::duration_cast<milliseconds>(silent)) +

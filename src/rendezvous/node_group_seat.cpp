@@ -299,7 +299,9 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   const bool tells =
       host_ != nullptr || (on_etcd() ? options_.self.node_rank >= 0
                                      : node0_serves_own_store() && options_.self.node_rank == 0);
-  if ((!options_.elastic && !on_etcd()) || !tells) return;
+  // Not one the job counted lost and went on without (it leaves alone: a notice came as it
+  // ran again): the others' job goes on.
+  if ((!options_.elastic && !on_etcd()) || !tells || (counted_lost_ && !host_)) return;
   const std::string news = std::to_string(exit_code) + "\n" + said;
   auto kept = control_->compare_set(kJobEndKey, "", news);
   // The launchers waiting for the next round read it before the store goes away (etcd keeps

@@ -240,8 +240,13 @@ std::optional<JobVerdict::Clock::time_point> JobVerdict::deadline() const {
 RunOutcome JobVerdict::final_outcome() const {
   RunOutcome outcome = outcome_;
   if (outcome.stopped && !failed()) outcome.exit_code = 128 + outcome.stopped->signal;
-  // A notice came first: the node's end, and the scheduler's TERM that may follow, is it.
-  if (outcome.notice && !failed()) outcome.exit_code = kPreemptedExitCode;
+  // A notice came first: the node's end, and the scheduler's TERM that may follow, is it. So
+  // is a node lost meanwhile (a launcher, not a worker: the machines, as the notice is): the
+  // job cannot go on without a retry, which a scheduler gives 200 and not 1; the loss is
+  // named beside it. A worker that fails after the notice stays a failure.
+  const bool only_a_node_lost = outcome.remote_failure && outcome.remote_failure->launcher_lost() &&
+                                !outcome.first_failure && !outcome.start_error && !outcome.hang;
+  if (outcome.notice && (!failed() || only_a_node_lost)) outcome.exit_code = kPreemptedExitCode;
   outcome.stop_requested = stop_requested_;
   return outcome;
 }

@@ -88,6 +88,39 @@ TEST(NoticeVerdict, AFailureAfterTheNoticeIsStillAFailure) {
   EXPECT_EQ(f.verdict.final_outcome().exit_code, 3);
 }
 
+// A node lost after the notice (bug 10 of the fault campaign): the job ended with 1, which a
+// scheduler does not retry, for what was the machines' doing; the loss is named beside it.
+TEST(NoticeVerdict, ANodeLostAfterTheNoticeStillEndsTheJobPreemptedAndIsNamed) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt);
+  JobFailure lost;
+  lost.member = lost.node_rank = 2;
+  lost.host = "b";
+  lost.exit_code = 1;
+  lost.status = std::string(JobFailure::kLauncherLost) + ": no heartbeat for over 10 s";
+  f.verdict.peer_news({lost, false, {}}, f.t0);
+  f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
+  f.verdict.worker_ended(exit_of(1, SIGTERM), {}, f.t0);
+  const RunOutcome o = f.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, kPreemptedExitCode);
+  ASSERT_TRUE(o.remote_failure);
+  EXPECT_TRUE(o.remote_failure->launcher_lost());
+}
+
+TEST(NoticeVerdict, AWorkerFailedOnAnotherNodeAfterTheNoticeIsStillAFailure) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt);
+  JobFailure failed;
+  failed.member = failed.node_rank = 2;
+  failed.rank = 5;
+  failed.exit_code = 3;
+  failed.status = "exit code 3";
+  f.verdict.peer_news({failed, false, {}}, f.t0);
+  f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
+  f.verdict.worker_ended(exit_of(1, SIGTERM), {}, f.t0);
+  EXPECT_EQ(f.verdict.final_outcome().exit_code, 3);
+}
+
 TEST(NoticeVerdict, TheSchedulersTermAfterTheNoticeIsThePreemption) {
   Fixture f;
   f.verdict.notice_heard(preempt(), std::nullopt);
