@@ -57,7 +57,8 @@ Where the topology comes from (the first source present wins; flags override any
   aml::comm (in a program that links it, and in aml-preflight) reads AML_COMM_BACKEND (gloo,
   mpi or nccl) and AML_COMM_TIMEOUT (seconds for the ranks to meet); aml-preflight also
   AML_PREFLIGHT_MAX_BYTES (the largest allreduce) and AML_PREFLIGHT_FAULT (a fault the suite
-  injects).
+  injects); aml-launch, AML_LAUNCH_TEST_FAILPOINT (a fault the suite's tests inject at a
+  named point).
 
 Launch: a node-level source spawns --nproc-per-node workers (auto: the visible GPUs, else 1).
 A process-level source runs the command once as that rank, unless --nproc-per-node (N, auto,
