@@ -239,7 +239,12 @@ std::optional<JobVerdict::Clock::time_point> JobVerdict::deadline() const {
 
 RunOutcome JobVerdict::final_outcome() const {
   RunOutcome outcome = outcome_;
-  if (outcome.stopped && !failed()) outcome.exit_code = 128 + outcome.stopped->signal;
+  // A round ended to form again (a node lost before it came: no restart used) is no failure of
+  // the job's: a stop that comes meanwhile ends the job as a stop.
+  const bool only_a_regroup = outcome.remote_failure && outcome.remote_failure->regroup &&
+                              !outcome.first_failure && !outcome.start_error && !outcome.hang;
+  if (outcome.stopped && (!failed() || only_a_regroup))
+    outcome.exit_code = 128 + outcome.stopped->signal;
   // A notice came first: the node's end, and the scheduler's TERM that may follow, is it. So
   // is a node lost meanwhile (a launcher, not a worker: the machines, as the notice is): the
   // job cannot go on without a retry, which a scheduler gives 200 and not 1; the loss is

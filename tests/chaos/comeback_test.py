@@ -80,8 +80,8 @@ def seated_while_paused(hosts, job):
           wait_until(lambda: all(round_formed_since(l, killed) >= 1 for l in others),
                      NODE_TIMEOUT + 20) and all(l.alive() for l in others),
           "\n".join(outcome(l) for l in others))
+    back = time.time()  # before: the spare may say so as soon as it runs
     hosts.signal_host(spare.host, signal.SIGCONT)
-    back = time.time()
     check("c10d (seated while paused): the spare, continued, waits for a seat again",
           wait_until(lambda: waiting_since(spare, back), 20) and spare.alive(), outcome(spare))
 

@@ -103,6 +103,21 @@ TEST(JobVerdict, AStopIsNoFailureAndExitsWithItsSignal) {
   EXPECT_TRUE(o.stop_requested);
 }
 
+// A round ending to form again (a regroup: no restart used) is no failure: the scheduler's TERM
+// that comes meanwhile ends the job as a stop (it ended with the lost node's 1).
+TEST(JobVerdict, AStopWhileTheRoundFormsAgainIsAStop) {
+  Round r(/*member=*/2);
+  JobFailure regroup = failure_on_node(1, -1, 1);
+  regroup.regroup = true;
+  r.verdict.peer_news({regroup, false, {}}, r.t0);
+  r.verdict.stop_from_outside(SIGTERM, 1, "init", "T", r.t0);
+  r.verdict.worker_ended(exit_of(0, killed_by(SIGTERM)), {}, r.t0);
+  r.verdict.worker_ended(exit_of(1, killed_by(SIGTERM)), {}, r.t0);
+  RunOutcome o = r.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, 128 + SIGTERM);
+  ASSERT_TRUE(o.stopped);
+}
+
 TEST(JobVerdict, AFailureDuringAStopIsStillAFailure) {
   Round r;
   r.verdict.stop_from_outside(SIGTERM, 1, "init", "T", r.t0);
