@@ -152,6 +152,7 @@ class NodeGroup : public PeerLink {
   // are in, or the end of the job.
   Result<std::vector<long>> gone_among(const std::vector<long>& ids);  // node_group_gone.cpp
   void end_round_lost_unheard(int round);
+  std::string lease_ended_text() const;  // why a launcher whose etcd lease ended is lost
   Result<Agreement> join_round(int round, const std::string& phase);  // join's one try
   Result<Agreement> decide_members(int round);
   Result<Agreement> take_seat(int round);
@@ -183,6 +184,7 @@ class NodeGroup : public PeerLink {
     std::map<long, int> first_failures;  // by launcher: rounds its rank failed first
   };
   LastRound last_round(int round);
+  JobFailure seated_lost(const LastRound& seated, int rank, const std::string& why) const;
 
  private:
   void bench_by_last_round(BenchBook& book, const LastRound& last, int round) const;

@@ -58,13 +58,7 @@ void NodeGroup::end_round_lost_unheard(int round) {
   if (!gone || gone->empty()) return;
   const long id = gone->front();
   const int rank = running.seats.at(id);
-  JobFailure lost = lost_node(rank,
-                              "its etcd lease ended: it died, or was silent or cut off for "
-                              "--node-timeout " +
-                                  seconds_text(options_.node_timeout));
-  lost.node_rank = rank;
-  const auto known = running.who.find(id);
-  lost.host = known != running.who.end() ? known->second.host : "";
+  const JobFailure lost = seated_lost(running, rank, lease_ended_text());
   const std::string abort = "aml/" + phase_ + "/" + std::to_string(round - 1) + "/abort";
   auto stored = control_->compare_set(abort, "", to_json(lost));
   if (stored && *stored == to_json(lost) && options_.say) {
@@ -74,6 +68,23 @@ void NodeGroup::end_round_lost_unheard(int round) {
                  ") was lost with nobody watching its lease's end: this node ends the round "
                  "for it\n");
   }
+}
+
+std::string NodeGroup::lease_ended_text() const {
+  return "its etcd lease ended: it died, or was silent or cut off for --node-timeout " +
+         seconds_text(options_.node_timeout);
+}
+
+// The loss of the launcher seated at `rank` in a round's seats' record (its host from there: this
+// launcher's agreement is not that round's).
+JobFailure NodeGroup::seated_lost(const LastRound& seated, int rank, const std::string& why) const {
+  JobFailure lost = lost_node(rank, why);
+  lost.node_rank = rank;
+  for (const auto& [id, seat] : seated.seats) {
+    const auto known = seated.who.find(id);
+    if (seat == rank && known != seated.who.end()) lost.host = known->second.host;
+  }
+  return lost;
 }
 
 }  // namespace aml

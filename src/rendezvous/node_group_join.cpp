@@ -83,10 +83,8 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it;
   // etcd, once its lease ends.
   JobFailure died = lost_node(
-      self.node_rank, on_etcd() ? "its etcd lease ended: it died, or was silent or cut off for "
-                                  "--node-timeout " +
-                                      seconds_text(options_.node_timeout)
-                                : "it died (its connection to the store closed)");
+      self.node_rank,
+      on_etcd() ? lease_ended_text() : std::string("it died (its connection to the store closed)"));
   died.time.clear();  // not known when it is written
   // Its entry. Under etcd in the same transaction: its last will (its death from here on ends
   // the round) and whether the round's abort and verdict are there yet (if not, their watches

@@ -71,9 +71,7 @@ std::optional<JobFailure> NodeGroup::gone_member() {
   if (!gone || gone->empty()) return std::nullopt;  // etcd busy: the next tick looks again
   const int rank = seated_ids_[gone->front()];
   seated_ids_.clear();
-  const std::string lease_ended =
-      "its etcd lease ended: it died, or was silent or cut off for --node-timeout " +
-      seconds_text(options_.node_timeout);
+  const std::string lease_ended = lease_ended_text();
   // One seated without counting in again that never came (lost with the round before, its
   // lease still running then): the round forms again without it, and no restart is used.
   if (!came_to_round(rank)) {

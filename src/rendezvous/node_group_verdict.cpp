@@ -122,19 +122,14 @@ Result<Agreement> NodeGroup::formed_again_without(const std::vector<int>& presen
   const std::string why =
       "seated in round " + std::to_string(round_) + ", it did not come within --node-timeout " +
       seconds_text(options_.node_timeout) + " (it died, or was paused or cut off as it was seated)";
-  JobFailure never_came = lost_node(missing, why);
-  never_came.node_rank = missing;
-  const LastRound seated = last_round(round_ + 1);  // this round's seats' record
-  for (const auto& [id, rank] : seated.seats) {
-    const auto known = seated.who.find(id);
-    if (rank == missing && known != seated.who.end()) never_came.host = known->second.host;
-  }
+  // last_round(round_ + 1): this round's seats' record.
+  JobFailure never_came = seated_lost(last_round(round_ + 1), missing, why);
   never_came.regroup = true;
   (void)stored_failure_or(never_came);
   const std::string error = "every node seated in it to join within --node-timeout " +
                             seconds_text(options_.node_timeout) + "; " + members_word() + "(s) " +
                             missing_node_ranks(nnodes, present) + " of " + std::to_string(nnodes) +
-                            " did not: the round is formed again " + "without them";
+                            " did not: the round is formed again without them";
   Agreement agreement;
   agreement.round = round_;
   auto verdict = nlohmann::ordered_json::parse(verdict_of(agreement, error));
