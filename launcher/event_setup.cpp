@@ -107,12 +107,15 @@ void rendezvous_formed_event(JobWatch& watch, const std::string& phase, const Ag
       agreed.node_rank == 0 && agreed.nodes.size() == static_cast<std::size_t>(agreed.node_count);
   events->write_job_file(agreed.node_rank == 0);
   EventLog::Burst burst(events);
-  events->write("rendezvous_formed", {{"phase", phase},
-                                      {"nodes", agreed.node_count},
-                                      {"restarts_used", agreed.restarts_used},
-                                      {"benched", agreed.bench.size()},
-                                      {"spares", agreed.spares},
-                                      {"waited_seconds", waited}});
+  events->write("rendezvous_formed",
+                {{"phase", phase},
+                 {"nodes", agreed.node_count},
+                 {"restarts_used", agreed.restarts_used},
+                 {"benched", agreed.bench.size()},
+                 {"spares", agreed.spares},
+                 {"generation", agreed.generation >= 0 ? nlohmann::json(agreed.generation)
+                                                       : nlohmann::json(nullptr)},
+                 {"waited_seconds", waited}});
   // Read only from a file or the metrics: a job without them pays nothing (32 ms at round 0 of
   // 4,096 nodes, benchmarks/bench_seat_events.cpp).
   const bool read = events->has_file() || events->writes_job_file() || watch.board != nullptr;

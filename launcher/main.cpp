@@ -197,6 +197,7 @@ int run(int argc, char** argv) {
     RoundLaunch launch;
     launch.restart_count = launch.restarts_used = restart_count;
     if (group) {
+      relay.reset();  // the last round's store is gone, and its trunk with it
       const auto asked = std::chrono::steady_clock::now();
       events->write("rendezvous_begun", {{"phase", phase}, {"round", restart_count}});
       auto stop_watch = waits();
@@ -243,7 +244,6 @@ int run(int argc, char** argv) {
         const std::string members = rounds.began(*agreed, group->member() == 0);
         if (!members.empty()) say_after_workers(options, members);
       }
-      relay.reset();  // the last round's store is gone, and its trunk with it
       round_inputs.worker_master_addr.clear();
       if (agreed->relay && relays_workers_store(plan, *inputs, round_topology)) {
         auto started = RelayHost::start(round_topology.master_addr, agreed->worker_master_port,

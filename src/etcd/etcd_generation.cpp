@@ -1,6 +1,8 @@
 // A job's generation in etcd (DESIGN §5): a job id is often used again (a Kubeflow job's name,
 // restarted whole), so each run of it has a prefix of its own, the next one once the last run
 // wrote its end. Every launcher of a run agrees on it through a compare-and-set.
+#include <cstdlib>
+
 #include "etcd/base64.hpp"
 #include "etcd/etcd_session.hpp"
 #include "etcd/gateway_json.hpp"
@@ -43,6 +45,7 @@ Result<bool> EtcdSession::join_generation(Clock::time_point deadline) {
     guess = generation;
     if (options_.ended_key.empty() || ended_kvs.empty()) {
       options_.prefix = under;
+      options_.generation = std::atoi(generation.c_str());
       return true;
     }
     // The counter as read (absent: generation 0 was never moved).

@@ -28,6 +28,7 @@ class EtcdRendezvous : public RendezvousClient {
   std::optional<long> own_number() const override { return std::atol(session_->lease().c_str()); }
   bool lease_ended() const override { return session_->lease_ended(); }
   bool ask_lease_ended() override { return session_->ask_lease_ended(); }
+  int generation() const override { return session_->generation(); }
   // Transactions of up to 128 puts (etcd's default --max-txn-ops).
   Result<bool> set_many(const std::vector<std::pair<std::string, std::string>>& pairs) override;
   Result<std::optional<std::string>> get(std::string_view key,

@@ -32,7 +32,8 @@ struct SessionOptions {
   // has a generation of its own under the prefix, the next one once this key exists in the
   // last (the job's end).
   std::string ended_key;
-  Access access;  // TLS and etcd's user, where the cluster requires them
+  Access access;        // TLS and etcd's user, where the cluster requires them
+  int generation = -1;  // the one joined (a session renewed stays in it)
 };
 
 // A watch's first message says it was created; what follows are its events.
@@ -59,6 +60,7 @@ class EtcdSession {
   // The same, asking etcd where its keeper could not renew it for a whole TTL (etcd out of its
   // reach: only etcd can say whether it lives).
   bool ask_lease_ended();
+  int generation() const { return options_.generation; }
   ~EtcdSession();  // revokes the lease: this launcher's last wills fire at once
   EtcdSession(const EtcdSession&) = delete;
   EtcdSession& operator=(const EtcdSession&) = delete;

@@ -50,7 +50,8 @@ struct Agreement {
   // (nullopt: every worker meets node 0's store directly).
   std::optional<std::string> relay;
   int node_count = 0;
-  int spares = 0;  // elastic, on the node that gave the round's seats: launchers left waiting
+  int spares = 0;       // elastic, on the node that gave the round's seats: launchers left waiting
+  int generation = -1;  // etcd: the run of the job's id (RendezvousClient::generation)
   // By node rank: on node 0 every node; on the others only where they need them all (the
   // workers' TF_CONFIG), else node 0 alone. Every node sending every node the whole list made
   // the rendezvous grow with the square of the nodes (6.5 s of 8.2 s at 1,024 nodes).
@@ -226,6 +227,10 @@ class NodeGroup : public PeerLink {
   Result<int> rejoin_store(int round);
   Result<int> take_new_lease(int round);
   void forget_connections();
+  // What the round that ended held goes before this node waits for the next: its watches,
+  // its tripwire, the stores and ports it served its workers (a launcher waiting for a seat
+  // holds what a spare holds; no store of a round that ended answers).
+  void let_last_round_go();
   // A new node 0: the round the survivors resume, once one of them said it.
   std::optional<int> resumed_round();
   std::optional<JobFailure> admit_newcomers();  // node 0, --admit-newcomers at-once

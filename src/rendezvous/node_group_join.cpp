@@ -30,6 +30,7 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   for (;;) {
     const auto tried = Clock::now();
     auto agreed = join_round(round, phase);
+    if (agreed) agreed->generation = control_->generation();
     if (agreed || !rendezvous_lost(agreed.error())) return agreed;
     const auto now = Clock::now();
     if (!failing_since || now - tried > options_.node_timeout) failing_since = now;
@@ -45,8 +46,19 @@ Result<Agreement> NodeGroup::join(int round, const std::string& phase) {
   }
 }
 
+void NodeGroup::let_last_round_go() {
+  disarm_tripwire();
+  events_.reset();  // open_events makes the round's descriptor anew
+  watch_.reset();
+  notice_watch_.reset();
+  torch_store_.reset();
+  workers_store_.reset();
+  for (int port : round_ports_) release_tcp_port(port);
+  round_ports_.clear();
+}
+
 Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
-  disarm_tripwire();  // the last round's (open_events makes the round's descriptor anew)
+  let_last_round_go();
   seated_ids_.clear();
   progress_.begin(Clock::now());  // the first round's clock began with the dial
   int restarts_used = round;      // a fixed-size job restarts only after a failure
@@ -77,7 +89,6 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   rewatch_ = false;
   all_done_ = false;
   quiet_said_ = false;
-  watch_.reset();
   const NodeInfo& self = options_.self;
   const std::string me = to_json(self);
   // If this launcher dies (SIGKILL, the OOM killer, its host), the store says so for it;

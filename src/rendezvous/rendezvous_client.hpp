@@ -156,6 +156,9 @@ class RendezvousClient {
   // The same, asking the rendezvous where this launcher could not tell (etcd out of its reach
   // for a whole lease).
   virtual bool ask_lease_ended() { return lease_ended(); }
+  // etcd: the run of the job's id this launcher is in (a job id used again runs as the next
+  // generation, its rounds from 0 again); -1 where the rendezvous has none.
+  virtual int generation() const { return -1; }
   // etcd: a stream on a member that stopped serving is moved to one that serves, from where
   // it was (etcd_stream_member.cpp); an event loop calls it at each beat. Node 0's store: its
   // wait is answered every watch_interval, and a silence there is node 0's.

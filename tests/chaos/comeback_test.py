@@ -11,8 +11,10 @@ hosts and a light worker (no torch), --nnodes 2:3 (one spare), --node-timeout 4:
 - etcd, three members on hosts 0-2: a seated host paused for 8 s, then one cut off for 8 s. Its
   lease ends and the job goes on with the spare; once back it waits for a seat again under a new
   lease (paused, it exited 2: "etcd lease: expected a live lease; it expired"; cut off, it exited
-  2: "expected an etcd member that answers"). Then silent again as a spare: it comes back again
-  (bug 7: the comeback was tried once, and the second silence exited 2).
+  2: "expected an etcd member that answers"). Waiting, it holds what the spare held: the round
+  it left let go (its epoll and watches were held while it waited: the campaign's invariant 5b).
+  Then silent again as a spare: it comes back again (bug 7: the comeback was tried once, and the
+  second silence exited 2).
 - etcd: every launcher and worker paused at once past its lease: a round forms again.
 - etcd, five hosts: the three seated launchers killed together, nobody left watching their wills
   (bug 6): the two spares end the round the dead never ended and form the next one (before, the
@@ -31,7 +33,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import (check, closing_line, events, formed, in_a_round, on_hosts,  # noqa: E402
                     outcome, seated_in, wait_until, waiting_since)
-from history import event_time  # noqa: E402
+from history import descriptor_kinds, event_time  # noqa: E402
 
 HOSTS = 4
 NODE_TIMEOUT = 4
@@ -100,6 +102,7 @@ def seated_silent(hosts, job, how):
         return
     spare, seated = formed(job)
     silent = max(seated, key=lambda l: l.host)  # host 3 where it is seated: no etcd member
+    spare_holds = held(hosts, job, spare.host)
     silence(hosts, silent.host, how)
     back = time.time()
     check(f"etcd ({how}): the job goes on without host {silent.host}: the spare is seated",
@@ -109,6 +112,15 @@ def seated_silent(hosts, job, how):
           outcome(silent))
     time.sleep(2)
     check(f"etcd ({how}): ... and is still there", silent.alive(), outcome(silent))
+    # What the round it left held is gone (its watches, its tripwire, a store it served): it
+    # holds what a spare holds (before, a launcher that lost its seat grew by a round's worth at
+    # each, the campaign's invariant 5b).
+    holds = held(hosts, job, silent.host)
+    check(f"etcd ({how}): ... holding no more epolls, eventfds and listening sockets than the "
+          "spare did", holds is not None and spare_holds is not None and
+          all(holds[0].get(k, 0) <= spare_holds[0].get(k, 0) for k in ("eventpoll", "eventfd"))
+          and len(holds[1]) <= len(spare_holds[1]),
+          f"it holds {holds}; the spare held {spare_holds}")
     # Silent again while it waits for a seat (bug 7: the comeback was tried once).
     silence(hosts, silent.host, how)
     again = time.time()
@@ -117,6 +129,36 @@ def seated_silent(hosts, job, how):
           and silent.alive(), outcome(silent))
     time.sleep(2)
     check(f"etcd ({how}): ... and is still there", silent.alive(), outcome(silent))
+
+
+def held(hosts, job, host):
+    """({descriptor kind: count}, [listening TCP ports]) of host's launcher, or None. Of the
+    launcher's two processes, the one that runs the job (its guardian holds a few)."""
+    launchers = []
+    for pid in hosts.pids(host):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(job.bin):
+                launchers.append((sum(descriptor_kinds(pid).values()), pid))
+        except OSError:
+            continue
+    for _, pid in sorted(launchers)[-1:]:
+        sockets = set()
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{name}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                sockets.add(target[len("socket:["):-1])
+        listening = []
+        for table in ("tcp", "tcp6"):
+            with open(f"/proc/{pid}/net/{table}") as f:
+                for line in list(f)[1:]:
+                    fields = line.split()
+                    if fields[3] == "0A" and fields[9] in sockets:  # LISTEN, its own
+                        listening.append(int(fields[1].rsplit(":", 1)[1], 16))
+        return descriptor_kinds(pid), listening
+    return None
 
 
 def silence(hosts, host, how):

@@ -61,6 +61,26 @@ def proc_status(pid):
         return None
 
 
+def descriptor_kinds(pid):
+    """{kind: count} of a process's descriptors (socket, pipe, eventfd, a file...): what grew,
+    when a launcher's descriptors grow."""
+    kinds = {}
+    try:
+        names = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return kinds
+    for name in names:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{name}")
+        except OSError:
+            continue
+        kind = target.split(":", 1)[0] if ":" in target and not target.startswith("/") else "file"
+        if kind == "anon_inode":
+            kind = target.split(":", 1)[1].strip("[]")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 class History:
     def __init__(self, hosts, work, bin_path):
         self.hosts, self.work, self.bin = hosts, work, os.path.realpath(bin_path)
@@ -101,7 +121,8 @@ class History:
                 continue
             rank = env.get(b"RANK")
             rows.append([pid, int(env[b"CHAOS_HOST"]), role, status[0], status[1], status[2],
-                         int(rank) if rank is not None else None, status[3]])
+                         int(rank) if rank is not None else None, status[3],
+                         descriptor_kinds(pid) if role == "launcher" else None])
             self.ticks[pid] = status[3]
         self.samples.write(json.dumps({"t": round(time.time(), 3), "p": rows}) + "\n")
         self.busy.append((time.time(),) + cpu_ticks())

@@ -32,14 +32,25 @@ def result(name, broken, detail, lines=()):
     return {"invariant": name, "held": not broken, "detail": detail, "lines": list(lines)[:12]}
 
 
+def run_of(row, generation):
+    """A round's run: its run id, and under etcd the generation (a launcher started after the
+    job's end, as Kubeflow starts a job's pods again under its name, begins the next generation
+    of the id, its rounds from 0 again)."""
+    return row["run_id"] + (f" generation {generation}" if generation else "")
+
+
 def worker_rounds(history):
-    """{(host, pid): (run_id, round, rank, launch)} from the launchers' worker_started events."""
+    """{(host, pid): (run, round, rank, launch)} from the launchers' worker_started events."""
     placed = {}
     for number, (host, rows) in history.events().items():
+        generation = None
         for row in rows:
+            if row.get("kind") == "rendezvous_formed":
+                generation = row["details"].get("generation")
             if row.get("kind") == "worker_started":
                 pid = row["details"]["pid"]
-                placed[(host, pid)] = (row["run_id"], row.get("round") or 0, row.get("rank"), number)
+                placed[(host, pid)] = (run_of(row, generation), row.get("round") or 0,
+                                       row.get("rank"), number)
     return placed
 
 
@@ -186,7 +197,8 @@ def reports_right(history, job, record):
     for host, rows in history.events().values():
         for row in rows:
             if row.get("kind") == "rendezvous_formed":
-                rounds_in_events.add((host, row["run_id"], row.get("round") or 0))
+                rounds_in_events.add((host, run_of(row, row["details"].get("generation")),
+                                      row.get("round") or 0))
     broken = []
     for (host, pid), (run_id, rnd, _, _) in placed.items():
         if (host, run_id, rnd) not in rounds_in_events:
@@ -232,6 +244,12 @@ def reports_right(history, job, record):
                   f"within {worst * 100:.1f} % of their workers' own", broken)
 
 
+def kinds_text(row):
+    """' (+6 socket, -1 pipe)': which kinds of descriptor made a launcher's growth."""
+    kinds = row.get("kinds") or {}
+    return " (" + ", ".join(f"{d:+d} {k}" for k, d in kinds.items()) + ")" if kinds else ""
+
+
 def flat(history, job, record):
     fired = [f["fired"] for f in record.values() if f.get("fired")]
     # Left out: a flood (its strangers' connections), and a cut host until it is counted lost
@@ -246,8 +264,8 @@ def flat(history, job, record):
     # 1 MiB plus 16 KiB a fault (each round's record stays in the summary's "rounds"; the
     # allocator's arenas grow in steps).
     broken = [f"launcher {r['pid']} on host {r['host']} ({'seated' if r['seated'] else 'waiting'}): "
-              f"{r['fds']:+d} descriptors, {r['rss_kib']:+d} KiB over {r['faults']} faults "
-              f"({r['seconds']} s)"
+              f"{r['fds']:+d} descriptors{kinds_text(r)}, {r['rss_kib']:+d} KiB over "
+              f"{r['faults']} faults ({r['seconds']} s)"
               for r in rows
               if r["fds"] > 2 + r["faults"] / 4 or r["rss_kib"] > 1024 + 16 * r["faults"]]
     worst = max(rows, key=lambda r: (r["fds"], r["rss_kib"]), default=None)

@@ -64,10 +64,11 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
             # What a launcher's descriptors follow: whether it is seated, and how many launchers
             # and workers there are (node 0 holds a connection of each).
             counts = (sum(p[2] == "launcher" for p in live), sum(p[2] == "worker" for p in live))
-            for pid, host, r, state, rss, fds, *_ in live:
+            for pid, host, r, state, rss, fds, *rest in live:
                 if r == role:
+                    kinds = rest[2] if len(rest) > 2 and rest[2] else {}
                     lives.setdefault(pid, []).append((row["t"], rss, fds, host,
-                                                      (host in seated_hosts,) + counts))
+                                                      (host in seated_hosts,) + counts, kinds))
     out = []
     for pid, seen in lives.items():
         born = seen[0][0]
@@ -84,7 +85,12 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
         first, last = seen[:k], seen[-k:]
         faults = sum(1 for t in faults_fired if first[-1][0] <= t <= last[0][0])
         med = lambda rows, i: sorted(r[i] for r in rows)[len(rows) // 2]  # noqa: E731
+        # Which kinds of descriptor grew (sockets, pipes, eventfds...): where to look for a leak.
+        kind_med = lambda rows, k: sorted(r[5].get(k, 0) for r in rows)[len(rows) // 2]  # noqa: E731
+        kinds = {k for r in first + last for k in r[5]}
+        grew = {k: kind_med(last, k) - kind_med(first, k) for k in sorted(kinds)}
         out.append({"pid": pid, "host": seen[0][3], "seated": seen[0][4][0],
                     "seconds": round(seen[-1][0] - seen[0][0]), "faults": faults,
-                    "fds": med(last, 2) - med(first, 2), "rss_kib": med(last, 1) - med(first, 1)})
+                    "fds": med(last, 2) - med(first, 2), "rss_kib": med(last, 1) - med(first, 1),
+                    "kinds": {k: d for k, d in grew.items() if d}})
     return out

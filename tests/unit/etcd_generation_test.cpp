@@ -1,0 +1,43 @@
+// A job's id used again (a Kubeflow job started again whole under its name) against a real
+// etcd: a launcher that finds the last run of the id ended begins the next generation; one that
+// finds it running joins it; a launcher that comes back under a new lease stays in its own.
+// The generation is what tells two runs' round 0 apart (the events' rendezvous_formed).
+#include "etcd/base64.hpp"
+#include "etcd/etcd_rendezvous.hpp"
+#include "etcd_rendezvous_fixture.hpp"
+
+namespace aml::etcd {
+namespace {
+
+TEST_F(EtcdRendezvousTest, AJobIdUsedAgainAfterItsEndRunsAsTheNextGeneration) {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  SessionOptions options{
+      {server_->endpoint()}, std::string("/t/") + test->name() + "/", 5s, "ended", transport()};
+  auto start = [&] { return EtcdSession::start(options, 5s); };
+  auto first = start();
+  ASSERT_TRUE(first.ok()) << first.error().message();
+  EXPECT_EQ((*first)->generation(), 0);
+  auto beside = start();
+  ASSERT_TRUE(beside.ok()) << beside.error().message();
+  EXPECT_EQ((*beside)->generation(), 0) << "the run has not ended: it is joined";
+  // The run ends (its verdict's key), and the job is started again under its id.
+  auto ended = (*first)->call(
+      "/v3/kv/put", {{"key", to_base64((*first)->full_key("ended"))}, {"value", to_base64("0")}},
+      std::chrono::steady_clock::now() + 5s);
+  ASSERT_TRUE(ended.ok()) << ended.error().message();
+  auto next = start();
+  ASSERT_TRUE(next.ok()) << next.error().message();
+  EXPECT_EQ((*next)->generation(), 1);
+  EXPECT_EQ(EtcdRendezvous(*next).generation(), 1) << "the rendezvous names its generation";
+  auto next_beside = start();
+  ASSERT_TRUE(next_beside.ok()) << next_beside.error().message();
+  EXPECT_EQ((*next_beside)->generation(), 1);
+  // A launcher of the first run that comes back under a new lease finds its own run's end,
+  // not a run of the next.
+  auto renewed = (*first)->renew(5s);
+  ASSERT_TRUE(renewed.ok()) << renewed.error().message();
+  EXPECT_EQ((*renewed)->generation(), 0);
+}
+
+}  // namespace
+}  // namespace aml::etcd
