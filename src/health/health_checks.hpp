@@ -78,6 +78,7 @@ class HealthWatch {
   void begin();            // a look, unless one is under way
   HealthReport verdict();  // the look begun last (begun now if none), waited for
   const HealthReport& last() const { return last_; }
+  std::chrono::steady_clock::time_point looked_at() const { return begun_; }  // the last look's
 
  private:
   HealthSettings settings_;

@@ -41,6 +41,9 @@ inline constexpr milliseconds kGoneRecheck{1000};
 // Under etcd, whether a launcher waited on still holds its lease is asked at most this often
 // (node_group_gone.cpp): its will, where nobody watched its lease end, is set this late.
 inline constexpr milliseconds kLapseLook{5000};
+// A waiting launcher's checks older than this are read again before it is counted in a round or
+// runs one: a spare that turned sick while it waited is never seated on its old verdict.
+inline constexpr milliseconds kChecksFresh{5000};
 // Node 0 keeps the store up this long at most for the others to say goodbye.
 inline constexpr milliseconds kGoodbyeWait{5000};
 // The watch's wait is answered at least this often (a third of --node-timeout, within these).

@@ -199,6 +199,7 @@ class NodeGroup : public PeerLink {
                                        const std::string& why);
   void read_notices();     // the keeper: the round's freezes so far, without a watch
   void read_own_checks();  // this node's health checks' verdict, into what it says of itself
+  void read_own_checks_if_stale();  // again, where the last look is older than kChecksFresh
   bool said_benched_ = false;
   void waits_as_spare(const std::string& why);  // said once while it waits
   // What a launcher waiting for its round says while it waits (node_group_progress.cpp,

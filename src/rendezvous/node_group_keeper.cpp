@@ -7,6 +7,7 @@
 // gives the next one's seats, or ends with the job.
 #include <nlohmann/json.hpp>
 
+#include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
 
 namespace aml {
@@ -18,6 +19,12 @@ void NodeGroup::read_own_checks() {
   const HealthReport report = options_.health->verdict();
   options_.self.health = report.failure();
   options_.self.nic_gbps = report.slowest_gbps();
+}
+
+void NodeGroup::read_own_checks_if_stale() {
+  if (!options_.health || !options_.health->active()) return;
+  if (Clock::now() - options_.health->looked_at() < group_timing::kChecksFresh) return;
+  read_own_checks();
 }
 
 // The freezes said so far this round (node_group_notices.cpp), read without a watch: the host

@@ -72,8 +72,11 @@ Result<Agreement> NodeGroup::take_seat(int round) {
   // What a slot brings: "ID HOST RANK INFO", the launcher's number, its host, its node rank in
   // the last round, and what it says of itself (a running job refuses a newcomer that
   // disagrees with it; the round's node 0 names its members).
-  const std::string slot = me + " " + options_.self.host + " " +
-                           std::to_string(options_.self.node_rank) + " " + to_json(options_.self);
+  auto slot_now = [&] {
+    return me + " " + options_.self.host + " " + std::to_string(options_.self.node_rank) + " " +
+           to_json(options_.self);
+  };
+  std::string slot = slot_now();
   // etcd: a member of the round before, its watch for this round's seat open (watch_next_seat)
   // and its "gone" will standing, is seated without a slot (decide_members): it does not look
   // but waits on that watch, unless it is one of those who claim a round's seats at once.
@@ -149,6 +152,10 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       counted = seen[2];
       if (seen[3]) seat_said = answer_in(*seen[3], launcher_id_);
     } else {
+      // Counted in a later round after a wait: what it says of itself as its checks are now
+      // (the round's giver benches a spare that turned sick).
+      read_own_checks_if_stale();
+      slot = slot_now();
       std::vector<BatchOp> enlist = {BatchOp::add_one(elastic_key(round, "count"), slot),
                                      BatchOp::get_now(elastic_key(round, "counted")),
                                      BatchOp::get_now(place)};

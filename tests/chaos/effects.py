@@ -185,10 +185,19 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job):
     if kind == "sick":
         during = [r for r in line.kinds("rendezvous_formed", t0 + 1, healed) if r[1] != host]
         benched = line.benched(host, t0, healed + 5)
+        # Seated in a round formed after its next look at its checks (a waiting launcher's are
+        # read again where older than 5 s: docs/guides/health.md), while still sick.
+        seated_sick = [r for r in line.kinds("rendezvous_formed", t0 + 7, healed, host)
+                       if r[3].get("node_rank", -1) >= 0]
         if not during:
             return ("no round formed while sick: nothing", f"{len(benched)} benches", True)
-        return ("a round formed meanwhile benches the host", "benched" if benched else "not benched",
-                bool(benched))
+        if f.get("seated"):
+            return ("a round formed meanwhile benches the host",
+                    ("benched" if benched else "not benched") +
+                    (", seated sick" if seated_sick else ""), bool(benched) and not seated_sick)
+        # A spare the rounds did not need is never seated; counted in one, it is benched.
+        return ("a spare: never seated while sick", "seated sick" if seated_sick else
+                f"not seated, {len(benched)} benches", not seated_sick)
     if kind == "notice":
         inc = f["target"]["incarnation"]
         # Launchers the nemesis killed (-9) end as they were made to; those the campaign stopped

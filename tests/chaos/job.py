@@ -26,7 +26,7 @@ class Launch:
         self.proc, self.files = proc, files
         self.started = time.time()
         self.ended = None
-        # Started after its job's end (node 0's store gone with it): the campaign stopped it.
+        # Started after its job's end (Job.ended): the campaign stopped it.
         self.stopped_by_harness = False
 
     def alive(self):
@@ -126,18 +126,29 @@ class Job:
         return [l for l in self.launches if l.alive() and (host is None or l.host == host)]
 
     def ended(self):
-        """Every launcher of this incarnation has exited (the job ended). Under node 0's store,
-        also once host 0's launcher exited on its own (the job's end: the nemesis's kills are -9)
-        and a grace passed: a launcher started again on a host after that (a comeback) waits
-        --rdzv-timeout for a store that is gone, as documented; it is stopped, and left out of
-        the verdict."""
+        """Every launcher of this incarnation has exited (the job ended). A launcher started again
+        on a host after the job's end (a comeback: the nemesis brings a killed one back) is not
+        one of the job's: under node 0's store it waits --rdzv-timeout for a store that is gone;
+        under etcd it begins the id's next generation (as a job's pods started again under its
+        name do) and waits for a round there, as documented. The job's end: host 0's launcher
+        exiting on its own under node 0's store (the nemesis's kills are -9), any launcher's under
+        etcd. A grace after it, the launchers still there are stopped and left out of the
+        verdict: under etcd only those started after the first end, once the job's own have ended
+        on their own (one that never does is the verdict's to judge, at the final SIGTERM)."""
         mine = [l for l in self.launches if l.incarnation == self.incarnation]
         live = [l for l in mine if l.alive()]
         if not live:
             return bool(mine)
-        node0_ended = [l.ended for l in mine if self.engine == "c10d" and l.host == 0 and
-                       not l.alive() and l.proc.returncode != -9]
-        if not node0_ended or time.time() - min(node0_ended) < self.node_timeout + 10:
+        ends = [l.ended for l in mine if not l.alive() and l.proc.returncode != -9 and
+                (self.engine == "etcd" or l.host == 0)]
+        if not ends:
+            return False
+        since = min(ends)
+        if self.engine == "etcd":
+            if any(l.started <= min(ends) for l in live):
+                return False
+            since = max(ends)  # a comeback of the job's, seated before its end, ends on its own
+        if time.time() - since < self.node_timeout + 10:
             return False
         for launch in live:
             launch.stopped_by_harness = True

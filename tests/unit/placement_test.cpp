@@ -265,7 +265,7 @@ TEST(Placement, ATasksOwnGpusAreItsGpuWhateverItsLocalRank) {
   EXPECT_EQ(decided->ranks.at(0).gpu, h100.gpus[5].address);
   // A launcher that spawns its workers (not per process) reads its list by local rank.
   PlacementRequest spawned = request(BindMode::node, 2);
-  spawned.cuda_visible_devices = "3";
+  spawned.cuda_visible_devices.emplace("3");  // (gcc 12 warns of = "3" here: -Wrestrict)
   auto p = place_ranks(h100, spawned);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->ranks[0].gpu, h100.gpus[3].address);
