@@ -103,7 +103,9 @@ def confounded(f, others, nt):
         long_cut = kind != "sick" and f["duration"] > nt + 2
         return bool(same_host) or (long_cut and any(o["kind"] == "notice" for o in others))
     if kind == "notice":
-        return False
+        # A worker killed while the job ends for the notice fails it, with the worker's status
+        # (a worker that fails after the notice is a failure: docs/guides/spot-and-maintenance.md).
+        return any(o["kind"] == "kill_worker" for o in others)
     if ends_rounds(f, nt):  # a new round is expected: others may leave too few nodes for one
         away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT}
         return any(o["kind"] == "notice" for o in others) or len(away) >= 2
@@ -140,7 +142,10 @@ def judge(record, history, job):
         row["recovery_s"] = line.recovered(t0) if formed else None
         expected, seen, ok = expectation(f, line, f["seated"], formed, t0, healed, nt, job)
         row.update(expected=expected, seen=seen, seated=f["seated"])
-        if confounded(f, others, nt):
+        # The campaign's final SIGTERM within a notice's window ends the job as a stop.
+        stopped = f["kind"] == "notice" and getattr(job, "stopped_at", None) is not None \
+            and end >= job.stopped_at
+        if stopped or confounded(f, others, nt):
             row["verdict"] = "overlapped"
         else:
             row["verdict"] = "held" if ok else "BROKEN"

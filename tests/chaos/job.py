@@ -164,6 +164,8 @@ class Job:
 
     def stop(self, timeout=60):
         """The campaign's final SIGTERM to every launcher at once, as a scheduler ends a job."""
+        if getattr(self, "stopped_at", None) is None:
+            self.stopped_at = time.time()
         for launch in self.live():
             launch.proc.terminate()
         deadline = time.time() + timeout
