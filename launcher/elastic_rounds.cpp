@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "supervisor/exit_status.hpp"
+#include "supervisor/failure_summary.hpp"
 
 namespace aml {
 namespace {
@@ -121,10 +122,19 @@ std::string ElasticRounds::with_rounds(const std::string& summary_json) const {
 RunOutcome ended_while_waiting(const JobEnd& end, std::string& said) {
   RunOutcome outcome;
   outcome.exit_code = end.exit_code;
+  outcome.told_end = end.told;
   said = "aml-launch: the job ended (exit " + std::to_string(end.exit_code) +
          ") while this node waited for a round" +
          (end.said.empty() ? "\n" : "; node 0 said:\n" + end.said);
   return outcome;
+}
+
+std::string told_end(const RunOutcome& outcome, const NodeIdentity& node) {
+  const nlohmann::ordered_json summary = outcome_json(outcome, node);
+  nlohmann::ordered_json told;
+  told["first_failure"] = summary["first_failure"];
+  told["notice"] = summary["notice"];
+  return told.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace aml

@@ -10,6 +10,7 @@
 #include "plan/launch_plan.hpp"
 #include "rendezvous/bench.hpp"
 #include "rendezvous/node_group.hpp"
+#include "supervisor/failure_summary.hpp"
 #include "supervisor/run_workers.hpp"
 
 namespace aml {
@@ -57,5 +58,8 @@ class ElasticRounds {
 
 // A hot spare (or a launcher that came late) of an elastic job that ended while it waited.
 RunOutcome ended_while_waiting(const JobEnd& end, std::string& said);
+// What the node that ends the job tells those waiting of its first failure and notice (its
+// summary's, one line of JSON): their summaries name the same (JobEnd::told).
+std::string told_end(const RunOutcome& outcome, const NodeIdentity& node);
 
 }  // namespace aml

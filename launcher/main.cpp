@@ -369,7 +369,7 @@ int run(int argc, char** argv) {
     say_after_workers(options, said, true);
     _exit(128 + SIGKILL);
   }
-  if (group) group->end_of_job(outcome.exit_code, said);
+  if (group) group->end_of_job(outcome.exit_code, said, told_end(outcome, node));
   if (!said.empty()) say_after_workers(options, said, outcome.stop_requested);
   return outcome.exit_code;
 }

@@ -33,6 +33,7 @@ namespace aml {
 struct JobEnd {
   int exit_code = 0;
   std::string said;  // node 0's report of the end
+  std::string told;  // its first failure and notice (RunOutcome::told_end), "" where not told
 };
 
 // What every node agreed on for one round.
@@ -100,7 +101,8 @@ class NodeGroup : public PeerLink {
 
   // Elastic, on node 0: tells the launchers waiting for a round (hot spares) that the job
   // ended, with its exit status and report, and gives them a moment to read it.
-  void end_of_job(int exit_code, const std::string& said);
+  // told: the first failure and notice as the summary names them (one line of JSON).
+  void end_of_job(int exit_code, const std::string& said, const std::string& told);
 
   // "10.0.0.1:29500": for workers that want to use the store themselves (node 0's; under
   // etcd, the one this round's node 0 serves them).

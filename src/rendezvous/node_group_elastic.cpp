@@ -279,7 +279,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         end.ended = JobEnd{last.failure->exit_code != 0 ? last.failure->exit_code : 1,
                            "aml-launch: round " + std::to_string(round - 1) +
                                "'s members all left without a word after its failure: " +
-                               last.failure->describe() + "\n"};
+                               last.failure->describe() + "\n",
+                           "{\"first_failure\":" + to_json(*last.failure) + ",\"notice\":null}"};
         end.bench = book.bench;
         return end;
       }

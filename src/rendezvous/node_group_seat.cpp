@@ -38,7 +38,7 @@ Result<long> NodeGroup::launcher_number() {
   return launcher_id_ = *id;
 }
 
-// The job's end as a waiting launcher reads it (the end key: "CODE\nwhat was said").
+// The job's end as a waiting launcher reads it (the end key: "CODE\nTOLD\nwhat was said").
 Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   auto ended = control_->get(kJobEndKey, milliseconds(0));
   if (!ended) return ended.error();
@@ -46,9 +46,13 @@ Result<std::optional<Agreement>> NodeGroup::ended_job(int round) {
   Agreement end;
   end.round = round;
   const std::string& text = **ended;
-  const auto newline = text.find('\n');
-  end.ended =
-      JobEnd{std::atoi(text.c_str()), newline == std::string::npos ? "" : text.substr(newline + 1)};
+  JobEnd job_end{std::atoi(text.c_str()), "", ""};
+  if (const auto newline = text.find('\n'); newline != std::string::npos) {
+    const auto told_end = text.find('\n', newline + 1);
+    job_end.told = text.substr(newline + 1, told_end - newline - 1);
+    job_end.said = told_end == std::string::npos ? "" : text.substr(told_end + 1);
+  }
+  end.ended = job_end;
   // The bench as the job's last round left it: a benched node's own summary lists it too.
   for (int r = round; r >= 0 && r >= round - 2 && end.bench.empty(); --r)
     end.bench = round_bench(r);
@@ -298,7 +302,7 @@ void NodeGroup::watch_next_seat() {
   seat_watch_round_ = next;
 }
 
-void NodeGroup::end_of_job(int exit_code, const std::string& said) {
+void NodeGroup::end_of_job(int exit_code, const std::string& said, const std::string& told) {
   // Node 0's store's host says it; under etcd every member of the last round does (the first
   // one is kept), since any of them may be lost. Where that host sat the last round out, the
   // round's node 0 does, the last to leave its store (the host goes once it is said). Under
@@ -309,7 +313,8 @@ void NodeGroup::end_of_job(int exit_code, const std::string& said) {
   // Not one the job counted lost and went on without (it leaves alone: a notice came as it
   // ran again): the others' job goes on.
   if ((!options_.elastic && !on_etcd()) || !tells || (counted_lost_ && !host_)) return;
-  const std::string news = std::to_string(exit_code) + "\n" + said;
+  // "CODE\nTOLD\nSAID": TOLD one line of JSON (its strings' line breaks escaped).
+  const std::string news = std::to_string(exit_code) + "\n" + told + "\n" + said;
   auto kept = control_->compare_set(kJobEndKey, "", news);
   // The launchers waiting for the next round read it before the store goes away (etcd keeps
   // it for those that come later); node 0 wakes them (were it lost, they see it at their

@@ -272,6 +272,17 @@ nlohmann::ordered_json outcome_json(const RunOutcome& outcome, const NodeIdentit
   } else {
     j["notice"] = nullptr;
   }
+  if (!outcome.told_end.empty()) {
+    const auto told = nlohmann::ordered_json::parse(outcome.told_end, nullptr, false);
+    if (told.is_object() && j["first_failure"].is_null() && told.contains("first_failure") &&
+        told["first_failure"].is_object()) {
+      j["first_failure"] = told["first_failure"];
+      j["first_failure"]["on_another_node"] = true;
+    }
+    if (told.is_object() && j["notice"].is_null() && told.contains("notice")) {
+      j["notice"] = told["notice"];
+    }
+  }
   j["start_error"] =
       outcome.start_error ? nlohmann::ordered_json(outcome.start_error->message()) : nullptr;
   auto& workers = j["workers"] = nlohmann::ordered_json::array();

@@ -108,6 +108,10 @@ struct RunOutcome {
   // exit kPreemptedExitCode where nothing failed. Never restarted.
   std::optional<Notice> notice;
   bool stopped_at_notice_deadline = false;  // the workers were stopped at its deadline
+  // The job ended while this node waited for a round: its first failure and notice as the node
+  // that ended it told them (its summary's "first_failure" and "notice", a JSON object), so that
+  // every summary of the job names the same; "" where the job did not end so.
+  std::string told_end;
 };
 
 // The workers of one round, as the launch factory gives them.
