@@ -72,7 +72,10 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
     // Node 0's store's host gives every round's seats; under etcd, whoever claims it first.
     auto seat = host_ ? decide_members(round) : take_seat(round);
     if (!seat || seat->ended) return seat;
-    read_own_checks_if_stale();  // a spare seated after a long wait: its checks as they are now
+    // A spare seated after a long wait: its checks as they are now. Not node 0's store's host,
+    // which gave the seats: it sits a round out only as it begins one (keep_store_through);
+    // benched after, it would wait as a spare, and nobody would give the next round's seats.
+    if (!host_) read_own_checks_if_stale();
     if (!options_.self.health.empty()) {
       // Seated without its checks read (etcd's members of the round before): it ends this
       // round as one ended to regroup, and waits, benched, for the job's end.

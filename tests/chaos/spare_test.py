@@ -13,6 +13,8 @@ the host's "sick" file exists, under each engine:
   summary said exit 200 with no notice and no first failure (its words said them, from node
   0's): the job's summaries disagreed (invariant 4). Now every summary names the same notice
   and the same first failure.
+- c10d: node 0's store's host turns sick while it waits alone for members; one comes: the round
+  runs with both (it gives the seats; its checks are read as it begins a round).
 At the end the scheduler's SIGTERM stops every launcher as a stop.
 
 usage: /usr/bin/python3 tests/chaos/spare_test.py AML_LAUNCH [c10d|etcd ...]   (as root)
@@ -24,8 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import (check, closing_line, events, formed, on_hosts, outcome,  # noqa: E402
-                    seated_in, wait_until)
+from checks import (check, closing_line, events, formed, in_a_round, on_hosts,  # noqa: E402
+                    outcome, seated_in, wait_until)
 from history import event_time  # noqa: E402
 
 HOSTS = 4
@@ -63,6 +65,38 @@ def spare_turns_sick(hosts, job):
     check(f"{engine}: ... it says it is benched for its failed check",
           benched_since(spare, killed) and "failed its health check" in outcome(spare),
           outcome(spare))
+
+
+def store_host_turns_sick(hosts, job):
+    """c10d: node 0's store's host turns sick while it waits alone for a round's members, then a
+    launcher comes: the round runs. (Bug 12's first fix read the host's checks again after it
+    gave the seats: it benched itself as a spare would, and nobody gave the next round's seats;
+    every launcher waited "round 3 runs" until the end, a campaign's last 7 minutes.)"""
+    if not wait_until(lambda: formed(job), 90):
+        check("c10d (store's host sick): the first round forms with three nodes and a spare",
+              False)
+        return
+    store_host = next(l for l in job.live() if l.host == 0)
+    killed = time.time()
+    for host in (1, 2, 3):
+        hosts.signal_host(host, signal.SIGKILL)
+    # Healthy as it begins the next round (its checks read then), sick while it waits in it.
+    check("c10d (store's host sick): the others killed, node 0's store's host waits for a round",
+          wait_until(lambda: any(row.get("kind") == "rendezvous_begun" and
+                                 event_time(row) >= killed for row in events(store_host)), 30),
+          outcome(store_host))
+    time.sleep(1)
+    with open(job.sick_flag(0), "w"):
+        pass
+    time.sleep(7)  # past the store's host's last look at its checks, while it waits alone
+    came = job.start(3)  # the spare's machine: not benched (a seated one lost is)
+    started = time.time()
+    check("c10d (store's host sick): a launcher that comes is seated and runs a round with it "
+          "within 30 s", wait_until(lambda: in_a_round(came), 30),
+          outcome(came) + "\n" + outcome(store_host))
+    check("c10d (store's host sick): ... and none has exited",
+          all(l.alive() for l in job.live() + [came]) and time.time() - started < 60,
+          outcome(came))
 
 
 def summary_of(launch):
@@ -106,7 +140,10 @@ def main():
         sys.exit("spare_test: run as root (network namespaces, nft)")
     bin_path = os.path.abspath(sys.argv[1])
     for engine in sys.argv[2:] or ["c10d", "etcd"]:
-        for scenario in (spare_turns_sick, notice_ends_while_spare_waits):
+        scenarios = [spare_turns_sick, notice_ends_while_spare_waits]
+        if engine == "c10d":  # node 0's store's host gives every round's seats
+            scenarios.append(store_host_turns_sick)
+        for scenario in scenarios:
             on_hosts(bin_path, engine, "spare", HOSTS, scenario, nnodes="2:3",
                      node_timeout=NODE_TIMEOUT, program=WORKER)
     return closing_line()
