@@ -192,8 +192,12 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job):
         benched = line.benched(host, t0, healed + 5)
         # Seated in a round formed after its next look at its checks (a waiting launcher's are
         # read again where older than 5 s: docs/guides/health.md), while still sick.
+        # A round at MIN may seat it again, as documented: "a benched node is seated again only
+        # where the job would otherwise end".
+        least = int(job.nnodes.split(":")[0])
         seated_sick = [r for r in line.kinds("rendezvous_formed", t0 + 7, healed, host)
-                       if r[3].get("node_rank", -1) >= 0]
+                       if r[3].get("node_rank", -1) >= 0 and
+                       (r[3].get("details") or {}).get("nodes", 0) > least]
         if not during:
             return ("no round formed while sick: nothing", f"{len(benched)} benches", True)
         if f.get("seated"):

@@ -257,8 +257,10 @@ def flat(history, job, record):
     nt = job.node_timeout
     busy = [(f["fired"], (f.get("healed") or f["fired"]) + (2 if f["kind"] == "flood" else nt + 5))
             for f in record.values() if f["kind"] in ("flood", "partition") and f.get("fired")]
+    # Per fault: a life across a few of them, a minute at least in one state (a leak shows over
+    # time; a state's own moments, a watch dialed or a connection closing, fill a short one).
     rows = [r for r in growth(os.path.join(history.work, "samples.jsonl"), fired, busy)
-            if r["faults"] >= 2]  # per fault: a life across a few of them
+            if r["faults"] >= 2 and r["seconds"] >= 60]
     # Flat: a leak grows with the faults. Descriptors: at most 2 more (what one state holds
     # beside another's, a watch kept, a connection closing) and a quarter a fault; memory within
     # 1 MiB plus 16 KiB a fault (each round's record stays in the summary's "rounds"; the
@@ -273,7 +275,7 @@ def flat(history, job, record):
     # and judged by the long ones (benchmarks/chaos.py).
     detail = (f"{len(rows)} launchers followed; the most grown: {worst['fds']:+d} descriptors, "
               f"{worst['rss_kib']:+d} KiB over {worst['faults']} faults" if worst else
-              "not measured: no launcher lived across 2 faults in one state")
+              "not measured: no launcher lived across 2 faults and a minute in one state")
     return result("5b. descriptors and memory flat", broken, detail, broken)
 
 

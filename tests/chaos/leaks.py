@@ -50,8 +50,9 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
     campaign, from the sampled process table: the median of its first samples (after settle_s
     of its life) against the median of its last, in the state it spent most samples in (a
     launcher seated, with a worker on its host, holds more descriptors than a spare: its
-    workers' pipes; node 0 holds a connection of every launcher and worker: the state is the
-    launcher's seat and how many launchers and workers live), and the faults that fired between. Samples
+    workers' pipes; the round's node 0 serves its workers a store; node 0's store's host holds a
+    connection of every launcher and worker: the state is the launcher's seat, whether its host
+    runs rank 0, and how many launchers and workers live), and the faults that fired between. Samples
     within `busy` (intervals: a flood's strangers hold hundreds of connections) are left out."""
     lives = {}
     with open(samples_path) as f:
@@ -61,14 +62,17 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
                 continue
             live = [p for p in row["p"] if p[3] != "Z"]
             seated_hosts = {p[1] for p in live if p[2] == "worker"}
+            # The round's node 0 (its worker holds rank 0) serves the workers' store: a listening
+            # socket, an epoll, an eventfd and a connection a worker more than another member.
+            node0_hosts = {p[1] for p in live if p[2] == "worker" and p[6] == 0}
             # What a launcher's descriptors follow: whether it is seated, and how many launchers
             # and workers there are (node 0 holds a connection of each).
             counts = (sum(p[2] == "launcher" for p in live), sum(p[2] == "worker" for p in live))
             for pid, host, r, state, rss, fds, *rest in live:
                 if r == role:
                     kinds = rest[2] if len(rest) > 2 and rest[2] else {}
-                    lives.setdefault(pid, []).append((row["t"], rss, fds, host,
-                                                      (host in seated_hosts,) + counts, kinds))
+                    state = (host in seated_hosts, host in node0_hosts) + counts
+                    lives.setdefault(pid, []).append((row["t"], rss, fds, host, state, kinds))
     out = []
     for pid, seen in lives.items():
         born = seen[0][0]
