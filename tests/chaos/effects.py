@@ -33,9 +33,16 @@ class Timeline:
                 and (host is None or r[1] == host)]
 
     def lost(self, host, after, before):
-        """Events saying that host's launcher was lost."""
-        return [r for r in self.rows if r[3].get("kind") == "node_lost" and after <= r[0] <= before
-                and (r[3].get("details") or {}).get("host") == f"chaos{host}"]
+        """Events saying that host's launcher was lost: node_lost, or a round that ended for its
+        loss (one formed again without a member that never came says so in round_ended)."""
+        def says_lost(row):
+            details = row.get("details") or {}
+            if row.get("kind") == "node_lost":
+                return details.get("host") == f"chaos{host}"
+            failure = details.get("first_failure") or {} if row.get("kind") == "round_ended" else {}
+            return failure.get("host") == f"chaos{host}" and \
+                "its launcher was lost" in str(failure.get("status"))
+        return [r for r in self.rows if after <= r[0] <= before and says_lost(r[3])]
 
     def benched(self, host, after, before):
         return [r for r in self.rows if r[3].get("kind") == "node_benched" and after <= r[0] <= before
@@ -101,7 +108,14 @@ def confounded(f, others, nt):
     same_host = [o for o in others if o["host_hit"] == host and o["kind"] in HOST_OUT]
     if kind in ("pause", "partition", "sick"):
         long_cut = kind != "sick" and f["duration"] > nt + 2
-        return bool(same_host) or (long_cut and any(o["kind"] == "notice" for o in others))
+        # A seated host silent while another fault ends its round (just before, or before its
+        # loss is heard): it is not lost from a round that runs, but left out of the next;
+        # nothing names its loss.
+        ended_first = long_cut and f.get("seated") and any(
+            ends_rounds(o, nt) for o in others
+            if o["host_hit"] != host and abs(o["fired"] - f["fired"]) <= nt)
+        return bool(same_host) or ended_first or \
+            (long_cut and any(o["kind"] == "notice" for o in others))
     if kind == "notice":
         # A worker killed while the job ends for the notice fails it, with the worker's status
         # (a worker that fails after the notice is a failure: docs/guides/spot-and-maintenance.md).
