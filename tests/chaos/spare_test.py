@@ -41,12 +41,19 @@ def benched_since(launch, since):
                for row in events(launch))
 
 
+def first_round(job, case):
+    """(the spare, the seated launchers) once the first round runs, or None (said)."""
+    if not wait_until(lambda: formed(job), 90):
+        check(f"{case}: the first round forms with three nodes and a spare", False)
+        return None
+    return formed(job)
+
+
 def spare_turns_sick(hosts, job):
     engine = job.engine
-    if not wait_until(lambda: formed(job), 90):
-        check(f"{engine}: the first round forms with three nodes and a spare", False)
+    if (first := first_round(job, engine)) is None:
         return
-    spare, seated = formed(job)
+    spare, seated = first
     with open(job.sick_flag(spare.host), "w"):
         pass
     time.sleep(7)  # past the spare's last look at its checks
@@ -72,9 +79,7 @@ def store_host_turns_sick(hosts, job):
     launcher comes: the round runs. (Bug 12's first fix read the host's checks again after it
     gave the seats: it benched itself as a spare would, and nobody gave the next round's seats;
     every launcher waited "round 3 runs" until the end, a campaign's last 7 minutes.)"""
-    if not wait_until(lambda: formed(job), 90):
-        check("c10d (store's host sick): the first round forms with three nodes and a spare",
-              False)
+    if first_round(job, "c10d (store's host sick)") is None:
         return
     store_host = next(l for l in job.live() if l.host == 0)
     killed = time.time()
@@ -109,10 +114,9 @@ def summary_of(launch):
 
 def notice_ends_while_spare_waits(hosts, job):
     engine = job.engine
-    if not wait_until(lambda: formed(job), 90):
-        check(f"{engine} (notice): the first round forms with three nodes and a spare", False)
+    if (first := first_round(job, f"{engine} (notice)")) is None:
         return
-    spare, seated = formed(job)
+    spare, seated = first
     launchers = seated + [spare]
     open(job.notice_flag(seated[-1].host), "w").close()
     ended = wait_until(lambda: not any(l.alive() for l in launchers), 90)
