@@ -184,5 +184,25 @@ TEST(FailureSummary, ARankOnAnotherNodeIsSaidSo) {
       << text;
 }
 
+// A launcher the job's end found waiting: its summary names the first failure and notice the
+// node that ended the job told (on another node); what it cannot read is left out, not trusted,
+// and its text says nothing more (node 0's words were said).
+TEST(FailureSummary, AWaitingLaunchersSummaryNamesWhatTheEndTold) {
+  RunOutcome outcome;
+  outcome.exit_code = 200;
+  outcome.told_end =
+      R"({"first_failure":{"node_rank":2,"host":"c","status":"its launcher was lost",)"
+      R"("on_another_node":false},"notice":{"event_id":"e-1","kind":"preempt"}})";
+  const auto told = outcome_json(outcome, {-1, "h", -1});
+  EXPECT_EQ(told["first_failure"]["host"], "c");
+  EXPECT_EQ(told["first_failure"]["on_another_node"], true);
+  EXPECT_EQ(told["notice"]["event_id"], "e-1");
+  EXPECT_EQ(failure_summary_text(outcome, {-1, "h", -1}), "");
+  outcome.told_end = R"({"first_failure":"not an object",)";
+  const auto unread = outcome_json(outcome, {-1, "h", -1});
+  EXPECT_TRUE(unread["first_failure"].is_null());
+  EXPECT_TRUE(unread["notice"].is_null());
+}
+
 }  // namespace
 }  // namespace aml
