@@ -62,14 +62,28 @@ Result<Agreement> NodeGroup::said_at_once(Agreement ready, const std::string& sa
   return ready;
 }
 
-// Node 0, at each tick of a round started at once: a member whose lease ended is lost.
+// Node 0, at each tick of a round started at once: a member whose lease ended is lost, unless
+// its workers had all finished well (it said "done"): from there its going costs the job
+// nothing, whether killed or gone with the job's end (find_silent_node's rule too).
 std::optional<JobFailure> NodeGroup::gone_member() {
   if (seated_ids_.empty()) return std::nullopt;
   std::vector<long> ids;
   for (const auto& [id, rank] : seated_ids_) ids.push_back(id);
   auto gone = gone_among(ids);
   if (!gone || gone->empty()) return std::nullopt;  // etcd busy: the next tick looks again
-  const int rank = seated_ids_[gone->front()];
+  std::optional<int> lost_rank;
+  for (long id : *gone) {
+    const int rank = seated_ids_[id];
+    auto done = control_->check({node_key("done", rank)});
+    if (!done) return std::nullopt;  // etcd busy: the next tick looks again
+    if (!*done) {
+      lost_rank = rank;
+      break;
+    }
+    seated_ids_.erase(id);
+  }
+  if (!lost_rank) return std::nullopt;
+  const int rank = *lost_rank;
   seated_ids_.clear();
   const std::string lease_ended = lease_ended_text();
   // One seated without counting in again that never came (lost with the round before, its

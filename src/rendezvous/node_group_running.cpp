@@ -44,6 +44,9 @@ JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
 std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
   auto stored = control_->compare_set(key("abort"), "", to_json(fallback));
   if (stored) {
+    // Node 0 wrote the job's completion first: every node's workers had finished well, and
+    // nothing after it is a failure of the job's.
+    if (*stored == kComplete) return std::nullopt;
     if (auto first = job_failure_from_json(*stored)) return first;
   }
   return fallback;
@@ -306,7 +309,8 @@ PeerNews NodeGroup::poll_round(bool readable) {
                          " (a paused VM, a starved host: over --node-timeout " +
                          seconds_text(options_.node_timeout) + ")");
     news.failure = stored_failure_or(paused);
-    if (news.failure->pid == 0 && news.failure->stop_signal == 0) news.failure = paused;
+    if (news.failure && news.failure->pid == 0 && news.failure->stop_signal == 0)
+      news.failure = paused;
     return news;
   }
   // This node did not run for a while (paused, starved): if node 0 is gone now, it may have
