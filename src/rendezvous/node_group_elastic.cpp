@@ -225,6 +225,12 @@ Result<Agreement> NodeGroup::decide_members(int round) {
       } else {
         gone.insert(found->begin(), found->end());
       }
+      // etcd: the run ended meanwhile (this launcher came back to it after its end): nothing
+      // more is seated, and it ends as the job did.
+      if (on_etcd() && !first_look) {
+        auto end = ended_job(round);
+        if (!end || *end) return end ? **end : Result<Agreement>(end.error());
+      }
     }
     for (std::size_t i = joined.size(); i-- > 1;) {
       if (gone.contains(joined[i].id)) {
@@ -234,10 +240,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     std::erase_if(awaited, [&gone](long id) { return gone.contains(id); });
     std::erase_if(reseatable, [&gone](long id) { return gone.contains(id); });
     const auto now = Clock::now();
-    // Too few without the bench, nobody else on the way, the last call over: the job would
+    // Too few without the bench, nobody else on the way (or those of the last round given up
+    // after --node-timeout, as when_to_start gives them up), the last call over: the job would
     // end. Benched nodes that pass their checks now are seated again, and that is said.
-    if (seatable() < range.min && awaited.empty() && !reseatable.empty() &&
-        seatable() + static_cast<int>(reseatable.size()) >= range.min &&
+    if (seatable() < range.min && (awaited.empty() || now - start >= options_.node_timeout) &&
+        !reseatable.empty() && seatable() + static_cast<int>(reseatable.size()) >= range.min &&
         now - last_arrival >= options_.last_call) {
       std::string names;
       while (seatable() < range.min) {

@@ -10,7 +10,9 @@
 #    takes its node rank and the job finishes 0; the other spare ends with the job's status.
 #    --admit-newcomers at-once: a node that comes ends a round below the most nodes at once.
 #    --nnodes 3:4 with two launchers: node 0 gives up after --rdzv-timeout and the follower
-#    fails with node 0's reason.
+#    fails with node 0's reason. A node whose workers finished well, then killed, costs the job
+#    nothing. Benched nodes are seated again where the job would end, a member of the round
+#    before that never comes (paused) given up after --node-timeout.
 # 3. A real torch gloo job that saves a checkpoint each step and resumes from it, through a lost
 #    node (WORLD_SIZE 3, then 2): the right result.
 # With AML_TEST_RDZV=etcd every case runs again, with the rendezvous in a real three-member
@@ -51,7 +53,8 @@ else
 fi
 
 # Each worker writes its node rank and world size for its round, then runs until told:
-# $W/finish ends every worker well; $W/fail.NODE.ROUND makes local rank 0 of that host fail.
+# $W/finish ends every worker well, $W/finish.HOST.ROUND those of one host in one round;
+# $W/fail.HOST.ROUND makes local rank 0 of that host fail.
 cat >"$WORK/worker.sh" <<'EOF'
 #!/bin/sh
 r=$TORCHELASTIC_RESTART_COUNT
@@ -61,6 +64,7 @@ echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE max $TO
 while :; do
   [ -e "$W/$JOB.fail.$HOST_ID.$r" ] && [ "$LOCAL_RANK" = 0 ] && exit 3
   [ -e "$W/$JOB.finish" ] && exit 0
+  [ -e "$W/$JOB.finish.$HOST_ID.$r" ] && { touch "$W/$JOB.finished.$HOST_ID.$r"; exit 0; }
   sleep 0.05
 done
 EOF
@@ -263,6 +267,70 @@ touch "$WORK/$J.finish"
 s0=$(wait_status $J 0 15); s1=$(wait_status $J 1 15); s2=$(wait_status $J 2 15)
 check "at-once: the job finishes 0 everywhere without a restart to spare ($s0 $s1 $s2)" \
   [ "$s0 $s1 $s2" = "0 0 0" ]
+
+# --- 2c. A node whose workers all finished well costs the job nothing when its launcher goes
+# after (killed; or gone as the job ends, before node 0 heard every goodbye) while node 0's
+# workers still run, in a round started at once (node 0 looks for its members' "gone" keys and,
+# under etcd, their leases). Before, node 0 named it lost there and ran a round without it (the
+# fault campaign: node 0 named a node that ended well after a notice).
+J=fin
+ARGS=(--nnodes 2:3 $(rdzv 29404 "finished-$$") --nproc-per-node 1 --max-restarts 2
+  --rdzv-last-call 1 --node-timeout 3)
+for h in 0 1 2; do
+  start $J $h no_env "${ARGS[@]}"
+  sleep 0.3
+done
+for h in 0 1 2; do wait_file "$WORK/$J.rank.$h.0" 15; done
+touch "$WORK/$J.fail.0.0"  # round 1 starts at once, its members seated without counting in
+for h in 0 1 2; do wait_file "$WORK/$J.rank.$h.1" 15; done
+one=$(host_with_rank $J 1 1)
+touch "$WORK/$J.finish.$one.1"
+wait_file "$WORK/$J.finished.$one.1" 10
+sleep 1  # its worker reaped, its "done" said
+kill_host $J "$one"
+sleep 10  # its lease's 3 s, then node 0's look at the leases (every 5 s)
+touch "$WORK/$J.finish"
+s0=$(wait_status $J 0 15); other=$((3 - one)); s2=$(wait_status $J "$other" 15)
+check "finished, then killed: node 1 (host $one) costs nothing; the job finishes 0 ($s0 $s2)" \
+  bash -c "[ '$s0' = 0 ] && [ '$s2' = 0 ] && ! grep -q 'joined run round 2\|was lost' '$WORK/$J.out.0'" ||
+  show $J
+
+# --- 2d. Benched nodes are seated again where the job would otherwise end, also while a member
+# of the round before never comes (paused: its connection open, no "gone" key): that one is
+# given up after --node-timeout, as a round's start gives it up. Before, the round waited for it
+# until --rdzv-timeout and the job failed with every launcher there (the fault campaign, c10d
+# seed 211: five launchers came, all benched, for 300 s).
+J=bn
+ARGS=(--nnodes 2:3 $(rdzv 29405 "bench-$$") --nproc-per-node 1 --max-restarts 3 --bench-after 1
+  --rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 40)
+for h in 0 1 2; do
+  start $J $h no_env "${ARGS[@]}"
+  sleep 0.3
+done
+for h in 0 1 2; do wait_file "$WORK/$J.rank.$h.0" 15; done
+x=$(host_with_rank $J 0 2)
+touch "$WORK/$J.fail.$x.0"  # its rank fails first: benched (--bench-after 1)
+a="" b=""
+for _ in $(seq 300); do
+  a=$(host_with_rank $J 1 0) b=$(host_with_rank $J 1 1)
+  [ -n "$a" ] && [ -n "$b" ] && break
+  sleep 0.05
+done
+paused=$(launcher_pids $J "$b")
+kill -STOP $paused 2>/dev/null
+touch "$WORK/$J.fail.$a.1"  # round 1 ends for node 0's failure: benched too
+t0=$(date +%s%N)
+wait_file "$WORK/$J.rank.$a.2" 20 && wait_file "$WORK/$J.rank.$x.2" 5
+ms=$((($(date +%s%N) - t0) / 1000000))
+got=$(cat "$WORK"/$J.rank.*.2 2>/dev/null | cut -d' ' -f2 | tr '\n' ' ')
+check "benched and one awaited: round 2 seats the benched hosts $a and $x again ($got; $ms ms; --node-timeout 3 s)" \
+  bash -c "[ '$got' = '2 2 ' ] && [ $ms -lt 15000 ] && cat '$WORK'/$J.out.* | grep -q 'round 2: benched node(s) .* seated again'" ||
+  show $J
+kill -KILL $paused 2>/dev/null
+kill -CONT $paused 2>/dev/null
+touch "$WORK/$J.finish"
+sa=$(wait_status $J "$a" 15); sx=$(wait_status $J "$x" 15)
+check "benched and one awaited: the job finishes 0 on both ($sa $sx)" [ "$sa $sx" = "0 0" ]
 CMD=("$WORK/worker.sh")
 
 # --- 3. torch gloo, a checkpoint each step, through a lost node: 3 nodes, then 2.
