@@ -58,9 +58,13 @@ Result<bool> EtcdSession::join_generation(Clock::time_point deadline) {
         deadline);
     if (!moved) return moved.error();
     if (moved->value("succeeded", false)) {
-      // The ended run's keys go with it (its launchers have read the end by now).
+      // The ended run's keys go with it, but its end: a launcher of it that was away (paused,
+      // cut off: it comes back under a new lease in its own run) reads the end there, and ends.
+      const std::string end = under + options_.ended_key;
+      (void)call("/v3/kv/deleterange", {{"key", to_base64(under)}, {"range_end", to_base64(end)}},
+                 deadline);
       (void)call("/v3/kv/deleterange",
-                 {{"key", to_base64(under)}, {"range_end", to_base64(prefix_end(under))}},
+                 {{"key", to_base64(end + '\0')}, {"range_end", to_base64(prefix_end(under))}},
                  deadline);
     }
   }

@@ -1,6 +1,7 @@
 // A job's id used again (a Kubeflow job started again whole under its name) against a real
 // etcd: a launcher that finds the last run of the id ended begins the next generation; one that
-// finds it running joins it; a launcher that comes back under a new lease stays in its own.
+// finds it running joins it; a launcher that comes back under a new lease stays in its own, and
+// finds its end there.
 // The generation is what tells two runs' round 0 apart (the events' rendezvous_formed).
 #include "etcd/base64.hpp"
 #include "etcd/etcd_rendezvous.hpp"
@@ -20,6 +21,14 @@ TEST_F(EtcdRendezvousTest, AJobIdUsedAgainAfterItsEndRunsAsTheNextGeneration) {
   auto beside = start();
   ASSERT_TRUE(beside.ok()) << beside.error().message();
   EXPECT_EQ((*beside)->generation(), 0) << "the run has not ended: it is joined";
+  // Keys of the run's own (before and after its end's in etcd's order), gone with it once the
+  // next run begins.
+  for (const char* key : {"aml/x", "wills/x"}) {
+    auto put = (*first)->call(
+        "/v3/kv/put", {{"key", to_base64((*first)->full_key(key))}, {"value", to_base64("1")}},
+        std::chrono::steady_clock::now() + 5s);
+    ASSERT_TRUE(put.ok()) << put.error().message();
+  }
   // The run ends (its verdict's key), and the job is started again under its id.
   auto ended = (*first)->call(
       "/v3/kv/put", {{"key", to_base64((*first)->full_key("ended"))}, {"value", to_base64("0")}},
@@ -37,6 +46,18 @@ TEST_F(EtcdRendezvousTest, AJobIdUsedAgainAfterItsEndRunsAsTheNextGeneration) {
   auto renewed = (*first)->renew(5s);
   ASSERT_TRUE(renewed.ok()) << renewed.error().message();
   EXPECT_EQ((*renewed)->generation(), 0);
+  // The ended run's keys went when the next began, but its end: a launcher of it that was
+  // away (paused, cut off) reads the end when it comes back, and ends. Before, the end went
+  // too, and such a launcher waited for a seat in a run nobody ran any more.
+  EtcdRendezvous back(*renewed);
+  auto end = back.get("ended", 0ms);
+  ASSERT_TRUE(end.ok()) << end.error().message();
+  EXPECT_EQ(end->value_or("(absent)"), "0");
+  for (const char* key : {"aml/x", "wills/x"}) {
+    auto gone = back.get(key, 0ms);
+    ASSERT_TRUE(gone.ok()) << gone.error().message();
+    EXPECT_FALSE(gone->has_value()) << key << ": the ended run's other keys go with it";
+  }
 }
 
 }  // namespace
