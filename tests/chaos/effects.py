@@ -4,10 +4,15 @@ that started after it).
 
 A fault is judged unless another that overlaps its window could change what it is judged by: a
 fault that must not end the round, beside one that ends it; a fault that must bring a new round,
-beside a notice or two other hosts away (too few nodes for one); a pause, a cut or a sickness,
-beside another fault that takes the same host away. Such a fault's effect is recorded as
-"overlapped", not judged: two faults together may rightly do what neither does alone, and the
-invariants (invariants.py) hold for them all the same.
+beside a notice or two other hosts away or sick (too few nodes for one); a pause, a cut or a
+sickness, beside another fault that takes the same host away; any fault while etcd is without a
+quorum (two members away at once: killed, paused or cut off) for --node-timeout, or at all where
+it needs etcd to act (a new round, a loss heard); any fault within --node-timeout of the job
+queued again (its first round still forming) or whose window the campaign's final SIGTERM ends.
+Such a fault's effect is recorded as "overlapped", not judged: two faults together may rightly do
+what neither does alone, and the invariants (invariants.py) hold for them all the same. A fault
+that must end no round is judged by the rounds that ended in its window, not by one that formed
+then (it may have been forming since an earlier fault).
 """
 from history import event_time
 
@@ -102,16 +107,41 @@ def ends_rounds(f, nt):
     return f["kind"] in ("kill_launcher", "kill_node0") and f["seated"]
 
 
-def confounded(f, others, nt):
+def etcd_quorum_lost(faults, members, start, end):
+    """The longest time, from a moment in [start, end], for which these faults held a majority
+    of etcd's members away at once (killed, or on a host paused or cut off); 0 where none."""
+    spans = [(o["fired"], o.get("healed") or o["fired"] + o["duration"], o["host_hit"])
+             for o in faults if o["kind"] == "etcd_kill" or
+             (o["kind"] in ("pause", "partition") and o["host_hit"] in members)]
+    longest = 0.0
+    for at, _, _ in spans:
+        if not start <= at <= end:
+            continue
+        holding = [(e, member) for b, e, member in spans if b <= at <= e]
+        if len({member for _, member in holding}) > len(members) - (len(members) // 2 + 1):
+            longest = max(longest, min(e for e, _ in holding) - at)
+    return longest
+
+
+def confounded(f, others, nt, members=()):
     """Whether an overlapping fault could change what `f` is judged by (module docstring)."""
     host, kind = f["host_hit"], f["kind"]
     same_host = [o for o in others if o["host_hit"] == host and o["kind"] in HOST_OUT]
+    # etcd without a quorum (two of its three members away at once): no round forms and no loss
+    # is written until one is back, and past --node-timeout the launchers lose the rendezvous. A
+    # fault that must change nothing is judged unless that lasted --node-timeout; one that needs
+    # etcd to act (a new round, a loss heard), unless it happened at all.
+    lost_for = etcd_quorum_lost([f] + others, members, f["fired"] - nt, f["window_end"]) \
+        if members else 0
+    needs_etcd = ends_rounds(f, nt) or (kind in ("pause", "partition") and f.get("seated"))
+    if lost_for > 0 and (lost_for >= nt - 1 or needs_etcd):
+        return True
     if kind in ("pause", "partition", "sick"):
         long_cut = kind != "sick" and f["duration"] > nt + 2
         # A seated host silent while another fault ends its round (just before, or before its
-        # loss is heard): it is not lost from a round that runs, but left out of the next;
-        # nothing names its loss.
-        ended_first = long_cut and f.get("seated") and any(
+        # loss is heard): it is not lost from a round that runs, but left out of the next (a
+        # short pause too misses the round formed meanwhile); nothing names its loss.
+        ended_first = kind != "sick" and f.get("seated") and any(
             ends_rounds(o, nt) for o in others
             if o["host_hit"] != host and abs(o["fired"] - f["fired"]) <= nt)
         return bool(same_host) or ended_first or \
@@ -121,7 +151,7 @@ def confounded(f, others, nt):
         # (a worker that fails after the notice is a failure: docs/guides/spot-and-maintenance.md).
         return any(o["kind"] == "kill_worker" for o in others)
     if ends_rounds(f, nt):  # a new round is expected: others may leave too few nodes for one
-        away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT}
+        away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT + ("sick",)}
         return any(o["kind"] == "notice" for o in others) or len(away) >= 2
     return any(ends_rounds(o, nt) for o in others)  # no round may end
 
@@ -154,26 +184,35 @@ def judge(record, history, job):
         others = [o for o in fired if o is not f and o["fired"] <= end and o["window_end"] >= t0 - 2]
         formed = line.kinds("rendezvous_formed", t0, end)
         row["recovery_s"] = line.recovered(t0) if formed else None
-        expected, seen, ok = expectation(f, line, f["seated"], formed, t0, healed, nt, job)
+        expected, seen, ok = expectation(f, line, f["seated"], formed, t0, healed, nt, job, end)
         row.update(expected=expected, seen=seen, seated=f["seated"])
-        # The campaign's final SIGTERM within a notice's window ends the job as a stop.
-        stopped = f["kind"] == "notice" and getattr(job, "stopped_at", None) is not None \
-            and end >= job.stopped_at
-        if stopped or confounded(f, others, nt):
+        # The campaign's final SIGTERM within a fault's window ends the job as a stop; a job
+        # queued again just before it is still forming its first round (who is seated is not
+        # known yet from the process table).
+        stopped = getattr(job, "stopped_at", None) is not None and end >= job.stopped_at
+        starting = any(0 <= t0 - s <= nt for s in getattr(job, "incarnation_starts", [])[1:])
+        members = getattr(job.hosts, "etcd_members", None) or ()
+        if stopped or starting or confounded(f, others, nt, members):
             row["verdict"] = "overlapped"
         else:
             row["verdict"] = "held" if ok else "BROKEN"
     return rows
 
 
-def expectation(f, line, was_seated, formed, t0, healed, nt, job):
+def expectation(f, line, was_seated, formed, t0, healed, nt, job, end):
     """(expected, seen, held) for one fault."""
     kind, host = f["kind"], (f["target"] or {}).get("host")
     next_round = round(formed[0][0] - t0, 2) if formed else None
+    # A fault that must end no round is judged by the rounds that ended in its window: a round
+    # formed then may have been forming since an earlier fault (waiting for seats, or for MIN).
+    # A round formed again without a member seated as it was lost (a "regroup": no restart
+    # used) is that loss's documented effect, not a round that ran and ended.
+    regroups = {(r[2], round(r[0], 1)) for r in line.kinds("regroup", t0, end)}
+    ended = [r for r in line.kinds("round_ended", t0, end) if (r[2], round(r[0], 1)) not in regroups]
+    ended_seen = f"round ended after {round(ended[0][0] - t0, 2)} s" if ended else "no round ended"
     if kind in ("kill_launcher", "kill_node0"):
         if not was_seated:
-            return ("a spare's or benched launcher: no round ends", f"round formed after {next_round} s"
-                    if formed else "no round", not formed)
+            return ("a spare's or benched launcher: no round ends", ended_seen, not ended)
         return (f"a new round within --node-timeout + 2 s ({nt + 2} s)",
                 f"new round after {next_round} s" if formed else "no new round",
                 next_round is not None and next_round <= nt + 2)
@@ -231,8 +270,7 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job):
         return ("every launcher exits 200 (preempted)", f"exits {sorted(set(ends))}",
                 bool(ends) and set(ends) == {200})
     if kind in ("flood", "etcd_kill"):
-        return ("the job runs on: no round ends", f"round formed after {next_round} s" if formed
-                else "no round", not formed)
+        return ("the job runs on: no round ends", ended_seen, not ended)
     return ("?", "?", True)
 
 

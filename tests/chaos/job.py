@@ -46,6 +46,7 @@ class Job:
         self.env = env or {}  # more for every launcher (a test's failpoint)
         self.incarnation = 0
         self.launches = []  # every Launch, in order
+        self.incarnation_starts = []  # when each incarnation's launchers were started
         self.stand_ins = {}  # host: Popen of its metadata stand-in (this incarnation)
         for sub in ("workers", "ckpt", "events", "summary", "out", "meta", "tmp", "flags"):
             os.makedirs(f"{work}/{sub}", exist_ok=True)
@@ -84,6 +85,7 @@ class Job:
     def start_incarnation(self):
         """Every host's launcher, under a new run id."""
         self.incarnation += 1
+        self.incarnation_starts.append(time.time())
         for proc in self.stand_ins.values():
             proc.kill()
             proc.wait()
