@@ -323,7 +323,8 @@ class NodeGroup : public PeerLink {
   // Blocked on the key of this round's next notice (GroupOptions::watch_notices): apart from
   // the abort's, whose wait is also this node's sign of life and ends when it is set.
   std::unique_ptr<RendezvousClient> notice_watch_;
-  int next_notice_ = 0;  // the number of the notice it waits for
+  int next_notice_ = 0;        // the number of the notice it waits for
+  bool notice_heard_ = false;  // one that ends the job came this round: no newcomer admitted
   struct FreezeAllowance {
     Clock::time_point from, until;  // when the node may be paused
     Clock::duration length;         // the pause

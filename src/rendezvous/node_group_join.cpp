@@ -60,6 +60,7 @@ void NodeGroup::let_last_round_go() {
 Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   let_last_round_go();
   seated_ids_.clear();
+  notice_heard_ = false;
   progress_.begin(Clock::now());  // the first round's clock began with the dial
   int restarts_used = round;      // a fixed-size job restarts only after a failure
   joining_phase_ = phase;

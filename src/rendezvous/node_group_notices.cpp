@@ -44,6 +44,7 @@ void NodeGroup::watch_notices() {
 }
 
 void NodeGroup::report_notice(const Notice& notice) {
+  if (notice.ends_the_job()) notice_heard_ = true;
   auto number = control_->add(key("notices"), 1);
   if (number)
     (void)control_->set(notice_key(static_cast<int>(*number - 1)), notice_json(notice).dump());

@@ -283,6 +283,7 @@ JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
 PeerNews NodeGroup::poll(bool readable) {
   std::optional<Notice> notice;
   if (readable && notice_watch_ && input_waiting(notice_watch_->fd())) notice = hear_notice();
+  if (notice && notice->ends_the_job()) notice_heard_ = true;
   PeerNews news = poll_round(readable);
   news.notice = std::move(notice);
   return news;
@@ -341,9 +342,10 @@ PeerNews NodeGroup::poll_round(bool readable) {
 }
 
 // Node 0 while a round with fewer than the most nodes runs: a launcher waiting for the next
-// round ends this one (all nodes stop their workers and meet again at once).
+// round ends this one (all nodes stop their workers and meet again at once). Not once a notice
+// ends the job: its workers save and leave, and no round comes after.
 std::optional<JobFailure> NodeGroup::admit_newcomers() {
-  if (!options_.elastic || !options_.admit_at_once || finishing_ ||
+  if (!options_.elastic || !options_.admit_at_once || finishing_ || notice_heard_ ||
       options_.self.nnodes >= options_.elastic->max) {
     return std::nullopt;
   }

@@ -107,8 +107,10 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
     Round round(options, workers_mask, signal_fd.get(), log_files, consoles);
     outcome = round.run(std::move(round_launches));
     outcome.restarts = used;
+    // A round formed again without a member that never came uses no restart; but not after a
+    // notice: the node goes away, and a loss then ends the job as preempted (job_verdict.cpp).
     const bool regroup = outcome.remote_failure && outcome.remote_failure->regroup &&
-                         !outcome.first_failure && !outcome.stopped;
+                         !outcome.first_failure && !outcome.stopped && !outcome.notice;
     if (regroup) {
       if (on_restart) on_restart(outcome, used);
       continue;

@@ -12,7 +12,8 @@
 #    --nnodes 3:4 with two launchers: node 0 gives up after --rdzv-timeout and the follower
 #    fails with node 0's reason. A node whose workers finished well, then killed, costs the job
 #    nothing. Benched nodes are seated again where the job would end, a member of the round
-#    before that never comes (paused) given up after --node-timeout.
+#    before that never comes (paused) given up after --node-timeout. A newcomer is not admitted
+#    at once once a notice ends the job.
 # 3. A real torch gloo job that saves a checkpoint each step and resumes from it, through a lost
 #    node (WORLD_SIZE 3, then 2): the right result.
 # With AML_TEST_RDZV=etcd every case runs again, with the rendezvous in a real three-member
@@ -57,6 +58,7 @@ fi
 # $W/fail.HOST.ROUND makes local rank 0 of that host fail.
 cat >"$WORK/worker.sh" <<'EOF'
 #!/bin/sh
+trap 'touch "$W/$JOB.noticed.$HOST_ID"' USR1  # a notice: said, and it runs on until told
 r=$TORCHELASTIC_RESTART_COUNT
 echo "round $r rank $RANK/$WORLD_SIZE node $GROUP_RANK/$GROUP_WORLD_SIZE max $TORCHELASTIC_MAX_RESTARTS"
 [ "$LOCAL_RANK" = 0 ] && { echo "$GROUP_RANK $GROUP_WORLD_SIZE $WORLD_SIZE $RANK" >"$W/$JOB.rank.$HOST_ID.$r.part" &&
@@ -269,10 +271,9 @@ check "at-once: the job finishes 0 everywhere without a restart to spare ($s0 $s
   [ "$s0 $s1 $s2" = "0 0 0" ]
 
 # --- 2c. A node whose workers all finished well costs the job nothing when its launcher goes
-# after (killed; or gone as the job ends, before node 0 heard every goodbye) while node 0's
-# workers still run, in a round started at once (node 0 looks for its members' "gone" keys and,
-# under etcd, their leases). Before, node 0 named it lost there and ran a round without it (the
-# fault campaign: node 0 named a node that ended well after a notice).
+# after (killed; or gone with the job's end before node 0 heard every goodbye), in a round
+# started at once (node 0 looks for its members' "gone" keys and, under etcd, their leases).
+# Before, under etcd node 0 named it lost and ran a round without it.
 J=fin
 ARGS=(--nnodes 2:3 $(rdzv 29404 "finished-$$") --nproc-per-node 1 --max-restarts 2
   --rdzv-last-call 1 --node-timeout 3)
@@ -296,10 +297,8 @@ check "finished, then killed: node 1 (host $one) costs nothing; the job finishes
   show $J
 
 # --- 2d. Benched nodes are seated again where the job would otherwise end, also while a member
-# of the round before never comes (paused: its connection open, no "gone" key): that one is
-# given up after --node-timeout, as a round's start gives it up. Before, the round waited for it
-# until --rdzv-timeout and the job failed with every launcher there (the fault campaign, c10d
-# seed 211: five launchers came, all benched, for 300 s).
+# of the round before never comes (paused: no "gone" key): it is given up after --node-timeout.
+# Before, the round waited until --rdzv-timeout and failed (the campaign's c10d 211).
 J=bn
 ARGS=(--nnodes 2:3 $(rdzv 29405 "bench-$$") --nproc-per-node 1 --max-restarts 3 --bench-after 1
   --rdzv-last-call 1 --node-timeout 3 --rdzv-timeout 40)
@@ -331,6 +330,29 @@ kill -CONT $paused 2>/dev/null
 touch "$WORK/$J.finish"
 sa=$(wait_status $J "$a" 15); sx=$(wait_status $J "$x" 15)
 check "benched and one awaited: the job finishes 0 on both ($sa $sx)" [ "$sa $sx" = "0 0" ]
+
+# --- 2e. A notice ends the job (USR1 to node 0's launcher): a newcomer that comes meanwhile is
+# not admitted at once, and the job ends preempted (200) everywhere. Before, node 0 ended the
+# round for it and the next ran as if no notice had come (the campaign's etcd 303: exit 0).
+J=an
+ARGS=(--nnodes 2:3 $(rdzv 29406 "notice-$$") --nproc-per-node 1 --admit-newcomers at-once
+  --rdzv-last-call 1 --node-timeout 5 --notice-signal USR1)
+for h in 0 1; do
+  start $J $h no_env "${ARGS[@]}"
+  sleep 0.3
+done
+for h in 0 1; do wait_file "$WORK/$J.rank.$h.0" 15; done
+node0=$(host_with_rank $J 0 0)
+kill -USR1 $(launcher_pids $J "$node0") 2>/dev/null
+for h in 0 1; do wait_file "$WORK/$J.noticed.$h" 10; done
+start $J 2 no_env "${ARGS[@]}"
+for _ in $(seq 100); do grep -q "hot spare" "$WORK/$J.out.2" 2>/dev/null && break; sleep 0.05; done
+sleep 3
+touch "$WORK/$J.finish"
+s0=$(wait_status $J 0 15); s1=$(wait_status $J 1 15); s2=$(wait_status $J 2 15)
+check "a notice, then a newcomer: no round ends to admit it, all end preempted ($s0 $s1 $s2)" \
+  bash -c "[ '$s0 $s1 $s2' = '200 200 200' ] && ! grep -q 'joined run round 1\|ends round 0 to admit' '$WORK'/$J.out.*" ||
+  show $J
 CMD=("$WORK/worker.sh")
 
 # --- 3. torch gloo, a checkpoint each step, through a lost node: 3 nodes, then 2.
