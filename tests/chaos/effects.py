@@ -206,9 +206,12 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job, end):
     # A fault that must end no round is judged by the rounds that ended in its window: a round
     # formed then may have been forming since an earlier fault (waiting for seats, or for MIN).
     # A round formed again without a member seated as it was lost (a "regroup": no restart
-    # used) is that loss's documented effect, not a round that ran and ended.
+    # used) is that loss's documented effect, not a round that ran and ended; nor is a
+    # launcher's own end by a signal (killed, or stopped: the harness's leftovers at a requeue).
     regroups = {(r[2], round(r[0], 1)) for r in line.kinds("regroup", t0, end)}
-    ended = [r for r in line.kinds("round_ended", t0, end) if (r[2], round(r[0], 1)) not in regroups]
+    ended = [r for r in line.kinds("round_ended", t0, end)
+             if (r[2], round(r[0], 1)) not in regroups
+             and not (r[3].get("details") or {}).get("stopped")]
     ended_seen = f"round ended after {round(ended[0][0] - t0, 2)} s" if ended else "no round ended"
     if kind in ("kill_launcher", "kill_node0"):
         if not was_seated:
