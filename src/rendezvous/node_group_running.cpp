@@ -273,8 +273,9 @@ JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
   f.host =
       options_.backend.describe(options_.master_addr + ":" + std::to_string(options_.master_port));
   f.exit_code = 1;
-  f.status = "the job's rendezvous was lost: " + f.host + " could not be reached for " +
-             "--node-timeout " + seconds_text(options_.node_timeout) + " (" + why + ")";
+  f.status = std::string(JobFailure::kRendezvousLost) + ": " + f.host +
+             " could not be reached for " + "--node-timeout " +
+             seconds_text(options_.node_timeout) + " (" + why + ")";
   f.time = utc_timestamp(std::chrono::system_clock::now());
   return f;
 }

@@ -37,6 +37,9 @@ struct JobFailure {
   // A node's launcher was lost (dead or silent), not one of its workers.
   bool launcher_lost() const { return status.starts_with(kLauncherLost); }
   static constexpr std::string_view kLauncherLost = "its launcher was lost";
+  // This node lost the rendezvous itself (node 0's store, or etcd, out of its reach).
+  bool rendezvous_lost() const { return status.starts_with(kRendezvousLost); }
+  static constexpr std::string_view kRendezvousLost = "the job's rendezvous was lost";
   // A seated node whose health check failed (it ends the round, and is benched).
   bool health_failed() const { return status.starts_with(kHealthFailed); }
   static constexpr std::string_view kHealthFailed = "its health check failed";

@@ -172,6 +172,9 @@ void JobVerdict::peer_news(const PeerNews& news, Clock::time_point now) {
     return;
   }
   if (outcome_.first_failure || outcome_.remote_failure || outcome_.start_error) return;
+  // Stopped here first: a launcher or the rendezvous lost after it is that stop (a scheduler
+  // stops every node at once, and node 0's store goes with node 0), not the job's failure.
+  if (outcome_.stopped && (heard.launcher_lost() || heard.rendezvous_lost())) return;
   // Hung and its ranks given SIGABRT: this node names the hang itself, as every node does.
   if (hang_phase_ == HangPhase::committed || outcome_.hang) return;
   // Reported before this node's stop, if any: a failure is still a failure.

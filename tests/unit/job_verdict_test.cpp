@@ -118,6 +118,29 @@ TEST(JobVerdict, AStopWhileTheRoundFormsAgainIsAStop) {
   ASSERT_TRUE(o.stopped);
 }
 
+// The scheduler stops every node at once: node 0, the store's host, goes first, and a node
+// stopped a moment before hears the rendezvous (or a launcher) lost after its own stop. That is
+// the same stop, not a failure (the fault campaign's final SIGTERM: 143 on node 0, 1 on the
+// others, before).
+TEST(JobVerdict, TheRendezvousLostAfterThisNodesStopIsTheStop) {
+  for (const char* status : {"the job's rendezvous was lost: node 0's store at h:1 could not be "
+                             "reached",
+                             "its launcher was lost: it died (its store's connection closed)"}) {
+    Round r(/*member=*/1);
+    r.verdict.stop_from_outside(SIGTERM, 1, "kubelet", "T", r.t0);
+    JobFailure lost = failure_on_node(-1, -1, 1);
+    lost.pid = 0;
+    lost.status = status;
+    r.verdict.peer_news({lost, false, {}}, r.t0);
+    r.verdict.worker_ended(exit_of(0, killed_by(SIGTERM)), {}, r.t0);
+    r.verdict.worker_ended(exit_of(1, killed_by(SIGTERM)), {}, r.t0);
+    RunOutcome o = r.verdict.final_outcome();
+    EXPECT_EQ(o.exit_code, 128 + SIGTERM) << status;
+    EXPECT_FALSE(o.remote_failure) << status;
+    ASSERT_TRUE(o.stopped) << status;
+  }
+}
+
 TEST(JobVerdict, AFailureDuringAStopIsStillAFailure) {
   Round r;
   r.verdict.stop_from_outside(SIGTERM, 1, "init", "T", r.t0);
