@@ -60,12 +60,17 @@ Result<bool> EtcdSession::join_generation(Clock::time_point deadline) {
     if (moved->value("succeeded", false)) {
       // The ended run's keys go with it, but its end: a launcher of it that was away (paused,
       // cut off: it comes back under a new lease in its own run) reads the end there, and ends.
+      // And but its wills: a launcher of it still finishing (its lease alive) would be heard
+      // lost by their deletion; they go with their leases.
       const std::string end = under + options_.ended_key;
-      (void)call("/v3/kv/deleterange", {{"key", to_base64(under)}, {"range_end", to_base64(end)}},
-                 deadline);
-      (void)call("/v3/kv/deleterange",
-                 {{"key", to_base64(end + '\0')}, {"range_end", to_base64(prefix_end(under))}},
-                 deadline);
+      const std::string wills = under + std::string(kWills);
+      const std::pair<std::string, std::string> ranges[] = {
+          {under, end}, {end + '\0', wills}, {prefix_end(wills), prefix_end(under)}};
+      for (const auto& [from, to] : ranges) {
+        if (from >= to) continue;
+        (void)call("/v3/kv/deleterange", {{"key", to_base64(from)}, {"range_end", to_base64(to)}},
+                   deadline);
+      }
     }
   }
 }
