@@ -258,6 +258,7 @@ class NodeGroup : public PeerLink {
   Result<Agreement> said_at_once(Agreement ready, const std::string& said,
                                  const std::vector<std::optional<std::string>>& entered);
   std::optional<JobFailure> gone_member();
+  Result<bool> said_done(int node);  // its workers all finished well (local_success)
   // A member's wait for node 0's verdict: its text, or nullopt where node 0's "gone" key came
   // first (the round is then ended as node 0's loss).
   Result<std::optional<std::string>> node0_verdict(RendezvousClient& from);

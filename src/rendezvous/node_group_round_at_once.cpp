@@ -74,7 +74,7 @@ std::optional<JobFailure> NodeGroup::gone_member() {
   std::optional<int> lost_rank;
   for (long id : *gone) {
     const int rank = seated_ids_[id];
-    auto done = control_->check({node_key("done", rank)});
+    auto done = said_done(rank);
     if (!done) return std::nullopt;  // etcd busy: the next tick looks again
     if (!*done) {
       lost_rank = rank;

@@ -82,6 +82,9 @@ void NodeGroup::local_success() {
   next_tick_ = Clock::now();  // look at once whether the others are done too
 }
 
+// Whether that node's workers all finished well (local_success): its going costs nothing.
+Result<bool> NodeGroup::said_done(int node) { return control_->check({node_key("done", node)}); }
+
 // Node 0: a follower the store has not heard from for --node-timeout is lost, unless it
 // finished (and may have gone).
 std::optional<JobFailure> NodeGroup::find_silent_node() {
@@ -101,8 +104,7 @@ std::optional<JobFailure> NodeGroup::find_silent_node() {
   for (const std::string& name : *silent) {
     if (!name.starts_with(prefix)) continue;
     const int node = std::atoi(name.c_str() + prefix.size());
-    auto done = control_->check({node_key("done", node)});
-    if (done && *done) continue;
+    if (auto done = said_done(node); done && *done) continue;
     // A node that said it will pause (a Freeze) is given the pause too.
     if (const auto pause = freeze_allowance(node, Clock::now()); pause > Clock::duration::zero()) {
       auto longer =
@@ -274,8 +276,8 @@ JobFailure NodeGroup::lost_rendezvous(const std::string& why) const {
       options_.backend.describe(options_.master_addr + ":" + std::to_string(options_.master_port));
   f.exit_code = 1;
   f.status = std::string(JobFailure::kRendezvousLost) + ": " + f.host +
-             " could not be reached for " + "--node-timeout " +
-             seconds_text(options_.node_timeout) + " (" + why + ")";
+             " could not be reached for --node-timeout " + seconds_text(options_.node_timeout) +
+             " (" + why + ")";
   f.time = utc_timestamp(std::chrono::system_clock::now());
   return f;
 }
