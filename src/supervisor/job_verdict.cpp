@@ -141,7 +141,10 @@ void JobVerdict::escalate_stop(Clock::time_point now) {
 void JobVerdict::guardian_lost(const std::string& utc, bool waiting_for_peers,
                                Clock::time_point now) {
   stop_requested_ = true;
-  if (alive_ > 0 || waiting_for_peers) {
+  // Also once a teardown's workers have ended, before the round has: without the stop an
+  // elastic launcher would end the job for every node with the failure it was tearing down
+  // for (no restart after its own loss), where it should go as a lost node.
+  if (alive_ > 0 || waiting_for_peers || tearing_down_) {
     JobStop stop;
     stop.signal = SIGKILL;
     stop.guardian_killed = true;
@@ -251,9 +254,11 @@ RunOutcome JobVerdict::final_outcome() const {
   // A notice came first: the node's end, and the scheduler's TERM that may follow, is it. So
   // is a node lost meanwhile (a launcher, not a worker: the machines, as the notice is): the
   // job cannot go on without a retry, which a scheduler gives 200 and not 1; the loss is
-  // named beside it. A worker that fails after the notice stays a failure.
+  // named beside it. A worker that fails after the notice stays a failure, where it is the
+  // job's first; one here after the loss was reported (remote_failure: the job's first) is not
+  // the verdict, and the nodes agree on it.
   const bool only_a_node_lost = outcome.remote_failure && outcome.remote_failure->launcher_lost() &&
-                                !outcome.first_failure && !outcome.start_error && !outcome.hang;
+                                !outcome.start_error && !outcome.hang;
   if (outcome.notice && (!failed() || only_a_node_lost)) outcome.exit_code = kPreemptedExitCode;
   outcome.stop_requested = stop_requested_;
   return outcome;

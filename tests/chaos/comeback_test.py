@@ -232,7 +232,10 @@ def members_all_killed(hosts, job):
     check(f"etcd (members killed): hosts {sorted(l.host for l in seated)}'s launchers killed "
           "together, the two spares form a round within --node-timeout + 20 s",
           wait_until(lambda: all(seated_in(l, since=killed) is not None for l in spares),
-                     NODE_TIMEOUT + 20), "\n".join(outcome(l) for l in spares))
+                     NODE_TIMEOUT + 20),
+          # The killed members' last words too: one that lived to end the job for the spares.
+          "\n".join([outcome(l) for l in spares] +
+                    [f"killed: {outcome(l)}" for l in seated]))
 
 
 def seats_half_given(hosts, job):

@@ -290,6 +290,29 @@ TEST(JobVerdict, TheGuardianLostKillsAtOnceAndTellsThePeers) {
   EXPECT_FALSE(o.first_failure);
 }
 
+// Another node lost (its tripwire heard at once), this node's workers gone at its TERM, and
+// then its own launcher killed before the round ended: that is this node's loss too. Before,
+// no stop was kept (no worker alive): the launcher went on with no restart and ended the
+// elastic job for every node with the loss it had heard.
+TEST(JobVerdict, TheGuardianLostAfterATeardownsWorkersEndedIsTheGuardiansLoss) {
+  Round r(/*member=*/1);
+  JobFailure lost;
+  lost.node_rank = 0;
+  lost.member = 0;
+  lost.exit_code = 1;
+  lost.status = std::string(JobFailure::kLauncherLost) + ": it died";
+  r.verdict.peer_news({lost, false, {}}, r.t0);
+  r.verdict.worker_ended(exit_of(0, killed_by(SIGTERM)), {}, r.t0);
+  r.verdict.worker_ended(exit_of(1, killed_by(SIGTERM)), {}, r.t0);
+  ASSERT_EQ(r.verdict.alive(), 0);
+  r.verdict.guardian_lost("T", false, r.t0);
+  RunOutcome o = r.verdict.final_outcome();
+  ASSERT_TRUE(o.stopped);
+  EXPECT_TRUE(o.stopped->guardian_killed);
+  EXPECT_TRUE(o.stop_requested);
+  ASSERT_TRUE(o.remote_failure);  // still named: what it was tearing down for
+}
+
 TEST(JobVerdict, TheGuardianLostDuringAStopKeepsTheStopNamed) {
   Round r;
   r.verdict.stop_from_outside(SIGTERM, 5, "kubelet", "T", r.t0);

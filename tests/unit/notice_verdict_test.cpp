@@ -107,6 +107,27 @@ TEST(NoticeVerdict, ANodeLostAfterTheNoticeStillEndsTheJobPreemptedAndIsNamed) {
   EXPECT_TRUE(o.remote_failure->launcher_lost());
 }
 
+// The campaign's etcd 305: after the notice, node 0 lost (reported first in the job), then a
+// worker here killed: this node ended 1 where every other ended 200 naming the same loss.
+TEST(NoticeVerdict, AWorkerFailedHereAfterANodeLostFirstEndsPreemptedAsTheOthersDo) {
+  Recorder effects;
+  JobVerdict verdict(effects, seconds(25), /*member=*/1);
+  verdict.worker_started();
+  verdict.notice_heard(preempt(), std::nullopt);
+  JobFailure lost;
+  lost.member = lost.node_rank = 0;
+  lost.exit_code = 1;
+  lost.status = std::string(JobFailure::kLauncherLost) + ": its etcd lease ended";
+  effects.first_in_job.push_back(lost);  // etcd had the loss first
+  const Clock::time_point t0 = Clock::now();
+  EXPECT_TRUE(verdict.worker_ended(exit_of(0, SIGKILL), {}, t0));
+  const RunOutcome o = verdict.final_outcome();
+  ASSERT_TRUE(o.remote_failure);
+  EXPECT_TRUE(o.remote_failure->launcher_lost());
+  ASSERT_TRUE(o.first_failure);  // its own, second, still named
+  EXPECT_EQ(o.exit_code, kPreemptedExitCode);
+}
+
 TEST(NoticeVerdict, AWorkerFailedOnAnotherNodeAfterTheNoticeIsStillAFailure) {
   Fixture f;
   f.verdict.notice_heard(preempt(), std::nullopt);
