@@ -76,6 +76,17 @@ void ElasticRounds::ended(const RunOutcome& outcome) {
   }
 }
 
+void ElasticRounds::benched_one(const BenchedNode& node) {
+  const auto known = std::find_if(bench_.begin(), bench_.end(), [&node](const BenchedNode& b) {
+    return b.launcher == node.launcher;
+  });
+  if (known != bench_.end()) {
+    *known = node;
+  } else {
+    bench_.push_back(node);
+  }
+}
+
 std::string ElasticRounds::with_rounds(const std::string& summary_json) const {
   if (rounds_.empty() && !rendezvous_ && bench_.empty()) return summary_json;
   auto summary = nlohmann::ordered_json::parse(summary_json, nullptr, false);

@@ -28,8 +28,9 @@ class ElasticRounds {
   void benched(const std::vector<BenchedNode>& bench) {
     if (!bench.empty()) bench_ = bench;
   }
-  // One node benched as this launcher learns it (the deciding node, a fixed-size job's nodes).
-  void benched_one(const BenchedNode& node) { bench_.push_back(node); }
+  // One node benched as this launcher learns it (the deciding node, a fixed-size job's nodes);
+  // benched again (seated again at MIN, then lost or sick), its entry says the new reason.
+  void benched_one(const BenchedNode& node);
   const std::vector<BenchedNode>& bench() const { return bench_; }
   // {"rendezvous": {...}, "rounds": [...]} merged into a --summary-file's JSON text (each where
   // the job has it).

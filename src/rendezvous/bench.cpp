@@ -1,5 +1,6 @@
 #include "rendezvous/bench.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace aml {
@@ -89,11 +90,17 @@ const BenchedNode* BenchBook::find(long launcher, const std::string& addr,
 }
 
 void BenchBook::add(BenchedNode node, int round) {
-  for (const BenchedNode& known : bench) {
-    if (known.launcher == node.launcher) return;
-  }
   node.round = round;
-  bench.push_back(node);
+  const auto same = [&node](const BenchedNode& other) { return other.launcher == node.launcher; };
+  if (std::any_of(added.begin(), added.end(), same)) return;  // one reason a round
+  const auto known = std::find_if(bench.begin(), bench.end(), same);
+  if (known == bench.end()) {
+    bench.push_back(node);
+  } else if (seated_last.contains(node.launcher)) {
+    *known = node;
+  } else {
+    return;
+  }
   added.push_back(node);
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,11 @@ struct BenchBook {
   std::vector<BenchedNode> bench;
   std::map<long, int> first_failures;  // by launcher: rounds its rank failed first
   std::vector<BenchedNode> added;      // benched for this round
+  std::set<long> seated_last;          // the last round's members (a benched one: seated at MIN)
   const BenchedNode* find(long launcher, const std::string& addr, const std::string& machine) const;
-  // Benches it (time and round stamped) unless its launcher is benched already.
+  // Benches it (round stamped) unless its launcher is benched already; one benched before
+  // that the last round seated again (the job would have ended without it) is benched again,
+  // for its new reason, and that is news (added).
   void add(BenchedNode node, int round);
 };
 

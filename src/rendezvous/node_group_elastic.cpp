@@ -84,7 +84,8 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   // Who sits this round out (bench.hpp): benched before, benched by how the last round ended,
   // or failing its checks now; by launcher, what its place says. A node benched for what it
   // did (not failing now) may be seated again where the job would otherwise end.
-  BenchBook book{last.bench, last.first_failures, {}};
+  BenchBook book{last.bench, last.first_failures, {}, {}};
+  for (const auto& seat : last.seats) book.seated_last.insert(seat.first);
   bench_by_last_round(book, last, round);
   std::map<long, std::string> sitting_out;
   std::vector<long> reseatable;

@@ -265,6 +265,7 @@ Agreement NodeGroup::seated_at(int round, int rank, int nodes, int restarts_used
   options_.self.node_rank = rank;
   options_.self.nnodes = nodes;
   said_spare_ = false;
+  said_benched_ = false;  // seated again at MIN: benched again after, it says so again
   Agreement seat;
   seat.round = round;
   seat.restarts_used = restarts_used;
