@@ -5,10 +5,12 @@ that started after it).
 A fault is judged unless another that overlaps its window could change what it is judged by: a
 fault that must not end the round, beside one that ends it; a fault that must bring a new round,
 beside a notice or two other hosts away or sick (too few nodes for one); a pause, a cut or a
-sickness, beside another fault that takes the same host away; any fault while etcd is without a
-quorum (two members away at once: killed, paused or cut off) for --node-timeout, or at all where
-it needs etcd to act (a new round, a loss heard); any fault within --node-timeout of the job
-queued again (its first round still forming) or whose window the campaign's final SIGTERM ends.
+sickness, beside another fault that takes the same host away; a fault that must bring a new
+round, beside a waiting launcher paused or cut off (it may be seated, and awaited); any fault
+while etcd is without a quorum (two members away at once: killed, paused or cut off) for
+--node-timeout, or at all where it needs etcd to act (a new round, a loss heard); any fault
+within --node-timeout of the job queued again (its first round still forming) or whose window
+the campaign's final SIGTERM ends.
 Such a fault's effect is recorded as "overlapped", not judged: two faults together may rightly do
 what neither does alone, and the invariants (invariants.py) hold for them all the same. A fault
 that must end no round is judged by the rounds that ended in its window, not by one that formed
@@ -61,14 +63,35 @@ class Timeline:
         return None
 
 
-def seated(history_samples, host, at):
-    """Whether host had a worker running in the last process sample before `at`."""
+def seated(history_samples, host, at, role="worker"):
+    """Whether host had a worker (a launcher) running in the last process sample before `at`."""
     last = None
     for t, rows in history_samples:
         if t > at:
             break
         last = rows
-    return any(r[1] == host and r[2] == "worker" and r[3] != "Z" for r in (last or []))
+    return any(r[1] == host and r[2] == role and r[3] != "Z" for r in (last or []))
+
+
+def seated_by_events(line, host, at, lead=1.0):
+    """Whether host's launcher was in a round at `at` by its events, or seated in one formed
+    within `lead` seconds after (etcd seats a last round's members without them: a host hit as
+    its seats are given is in the round it holds up). The samples miss a round begun since."""
+    latest, inside = None, False
+    for t, h, number, row in line.rows:
+        if t > at + lead:
+            break
+        if h != host:
+            continue
+        if number != latest:  # a launcher started again on the host: its own state
+            latest, inside = number, False
+        kind = row.get("kind")
+        if kind == "round_started" or (kind == "rendezvous_formed" and
+                                       row.get("node_rank", -1) >= 0):
+            inside = True
+        elif kind in ("round_ended", "end") and t <= at:
+            inside = False
+    return inside
 
 
 def read_samples(history):
@@ -152,7 +175,12 @@ def confounded(f, others, nt, members=()):
         return any(o["kind"] == "kill_worker" for o in others)
     if ends_rounds(f, nt):  # a new round is expected: others may leave too few nodes for one
         away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT + ("sick",)}
-        return any(o["kind"] == "notice" for o in others) or len(away) >= 2
+        # A waiting launcher away (paused, cut off: its connection open) may be the one seated
+        # in the lost one's place; the round then waits --node-timeout for it and forms again
+        # (docs/concepts/rendezvous.md).
+        spare_away = any(o["kind"] in ("pause", "partition") and not o.get("seated")
+                         for o in others)
+        return any(o["kind"] == "notice" for o in others) or len(away) >= 2 or spare_away
     return any(ends_rounds(o, nt) for o in others)  # no round may end
 
 
@@ -167,7 +195,9 @@ def judge(record, history, job):
         target = f["target"] if isinstance(f["target"], dict) else {}
         f["host_hit"] = target.get("host", target.get("member"))
         f["seated"] = f["host_hit"] is not None and f["kind"] != "etcd_kill" and \
-            seated(samples, f["host_hit"], f["fired"])
+            (seated(samples, f["host_hit"], f["fired"]) or
+             (seated(samples, f["host_hit"], f["fired"], "launcher") and
+              seated_by_events(line, f["host_hit"], f["fired"])))
         f["window_end"] = window_end(f, nt)
         fired.append(f)
     rows = []

@@ -10,6 +10,7 @@ import os
 import subprocess
 import time
 
+from history import event_time, read_jsonl
 from hosts import addr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,6 +34,14 @@ class Launch:
         if self.ended is None and self.proc.poll() is not None:
             self.ended = time.time()
         return self.ended is None
+
+    def began(self):
+        """When it first looked for a round (its rendezvous_begun), or None: a launcher slow to
+        start (its checks, a pause) comes to the run later than its process started."""
+        for row in read_jsonl(self.files["events"]):
+            if row.get("kind") == "rendezvous_begun":
+                return event_time(row)
+        return None
 
 
 class Job:
@@ -135,8 +144,9 @@ class Job:
         name do) and waits for a round there, as documented. The job's end: host 0's launcher
         exiting on its own under node 0's store (the nemesis's kills are -9), any launcher's under
         etcd. A grace after it, the launchers still there are stopped and left out of the
-        verdict: under etcd only those started after the first end, once the job's own have ended
-        on their own (one that never does is the verdict's to judge, at the final SIGTERM)."""
+        verdict: under etcd only those that came to the run after the first end (Launch.began),
+        once the job's own have ended on their own (one that never does is the verdict's to
+        judge, at the final SIGTERM)."""
         mine = [l for l in self.launches if l.incarnation == self.incarnation]
         live = [l for l in mine if l.alive()]
         if not live:
@@ -147,7 +157,9 @@ class Job:
             return False
         since = min(ends)
         if self.engine == "etcd":
-            if any(l.started <= min(ends) for l in live):
+            # One of the job's: it came to the run before its end (one that came after began
+            # the next generation, however early its process started).
+            if any((began := l.began()) is not None and began <= min(ends) for l in live):
                 return False
             since = max(ends)  # a comeback of the job's, seated before its end, ends on its own
         if time.time() - since < self.node_timeout + 10:

@@ -47,8 +47,8 @@ def check(before, hosts, work, keep):
 
 def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
     """Each long-lived process's growth of descriptors and resident memory (KiB) over the
-    campaign, from the sampled process table: the median of its first samples (after settle_s
-    of its life) against the median of its last, in the state it spent most samples in (a
+    campaign, from the sampled process table: its first samples (after settle_s of its life)
+    against its last (memory by the median, descriptors below), in the state it spent most samples in (a
     launcher seated, with a worker on its host, holds more descriptors than a spare: its
     workers' pipes; the round's node 0 serves its workers a store; node 0's store's host holds a
     connection of every launcher and worker: the state is the launcher's seat, whether its host
@@ -89,12 +89,20 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
         first, last = seen[:k], seen[-k:]
         faults = sum(1 for t in faults_fired if first[-1][0] <= t <= last[0][0])
         med = lambda rows, i: sorted(r[i] for r in rows)[len(rows) // 2]  # noqa: E731
+        # Descriptors by the lesser of two growths, the median's and the floor's (the fewest
+        # held): node 0's store holds a waiting launcher's connection until its answer, one cut
+        # off and killed lingers until then (its FIN dropped), and a round's members and
+        # workers connect one by one as it begins, so either alone moves with the moment a
+        # window caught; a leak raises both.
+        def grown(value):
+            median = lambda rows: sorted(map(value, rows))[len(rows) // 2]  # noqa: E731
+            return min(median(last) - median(first),
+                       min(map(value, last)) - min(map(value, first)))
         # Which kinds of descriptor grew (sockets, pipes, eventfds...): where to look for a leak.
-        kind_med = lambda rows, k: sorted(r[5].get(k, 0) for r in rows)[len(rows) // 2]  # noqa: E731
         kinds = {k for r in first + last for k in r[5]}
-        grew = {k: kind_med(last, k) - kind_med(first, k) for k in sorted(kinds)}
+        grew = {k: grown(lambda r, k=k: r[5].get(k, 0)) for k in sorted(kinds)}
         out.append({"pid": pid, "host": seen[0][3], "seated": seen[0][4][0],
                     "seconds": round(seen[-1][0] - seen[0][0]), "faults": faults,
-                    "fds": med(last, 2) - med(first, 2), "rss_kib": med(last, 1) - med(first, 1),
+                    "fds": grown(lambda r: r[2]), "rss_kib": med(last, 1) - med(first, 1),
                     "kinds": {k: d for k, d in grew.items() if d}})
     return out
