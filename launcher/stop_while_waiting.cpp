@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "supervisor/guardian.hpp"
 #include "util/signal_free_thread.hpp"
 
 namespace aml {
@@ -46,6 +47,8 @@ void StopWhileWaiting::watch() {
       continue;
     }
     if (sig < 0) continue;  // EINTR
+    // The guardian's loss (its own signal ends this process as a lost node), not a stop.
+    if (hangup_of_orphaned_group(sig, info.si_code)) continue;
     // The main thread is in the wait (its writes take the lock) or ending the watch (it waits
     // for this thread): nothing else writes while the stop is told.
     std::lock_guard<std::recursive_mutex> held(lock_);

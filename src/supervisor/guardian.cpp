@@ -21,6 +21,8 @@ namespace {
 
 constexpr int kPassedOn[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
 
+pid_t guardian_pid = 0;  // in the supervisor: its guardian's (0: none, unguarded)
+
 // Its last word: a stderr that nobody reads gets a second, not the guardian's life.
 void say(const std::string& text) { write_within(STDERR_FILENO, text, std::chrono::seconds(1)); }
 
@@ -72,6 +74,10 @@ void say(const std::string& text) { write_within(STDERR_FILENO, text, std::chron
 
 int guardian_lost_signal() { return SIGRTMIN + 1; }
 
+bool hangup_of_orphaned_group(int sig, int code) {
+  return sig == SIGHUP && code == SI_KERNEL && guardian_pid != 0 && getppid() != guardian_pid;
+}
+
 SignalOrigin signal_origin(long sender, int code, int value) {
   // Passed on: the guardian's value is the original sender, 0 where it did not know either
   // (the kernel's: a terminal's Ctrl-C).
@@ -120,6 +126,7 @@ std::optional<int> split_off_supervisor() {
   prctl(PR_SET_PDEATHSIG, guardian_lost_signal());
   // The guardian may have died before PR_SET_PDEATHSIG took effect: no worker runs yet.
   if (getppid() != guardian) _exit(128 + SIGKILL);
+  guardian_pid = guardian;
   sigprocmask(SIG_SETMASK, &original, nullptr);
   return std::nullopt;
 }

@@ -26,6 +26,12 @@ std::optional<int> split_off_supervisor();
 // The signal the supervisor gets when its guardian dies: stop everything now.
 int guardian_lost_signal();
 
+// A SIGHUP from the kernel once the guardian is gone: it died while this process was stopped
+// (a paused VM, SIGSTOP to the host's processes), and its process group, orphaned with a
+// stopped member, got SIGHUP and SIGCONT. That is the guardian's loss, which its own signal
+// tells, not a stop from outside.
+bool hangup_of_orphaned_group(int sig, int code);
+
 // Who sent a signal the supervisor read from its signalfd.
 struct SignalOrigin {
   long sender = 0;         // the original sender's pid; 0 where unknown (the kernel's)

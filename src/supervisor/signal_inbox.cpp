@@ -16,6 +16,8 @@ void SignalInbox::read_all() {
       handlers_.child_ended();
     } else if (sig == guardian_lost_signal()) {
       handlers_.guardian_lost();
+    } else if (hangup_of_orphaned_group(sig, info.ssi_code)) {
+      continue;  // the guardian's loss, told by guardian_lost_signal()
     } else if (duplicates_.is_copy(sig, origin)) {
       continue;  // sent to the guardian and to this process at once: one signal
     } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {

@@ -100,6 +100,18 @@ check "kill -9 of the supervisor: the $before processes are gone within 1 s ($go
 check "kill -9 of the supervisor: the guardian said so" \
   grep -q "its supervisor (pid $supervisor) was killed by signal 9 (SIGKILL); its guardian ended the" "$WORK/$mark.err"
 
+# --- SIGKILL of a paused launcher (SIGSTOP to a host's processes, as a paused VM looks): its
+# supervisor's process group, left orphaned with a stopped member, gets the kernel's SIGHUP and
+# SIGCONT. That is the launcher's loss, not a stop by SIGHUP (an elastic job's nodes would all
+# have stopped for it: the campaigns' incarnations that ended 129).
+mark="aml-containment-$$-paused"
+start_job "$mark"
+supervisor=$(pgrep -P $launcher -x aml-launch)
+kill -STOP $launcher ${supervisor:-}
+kill_and_check "$mark" "kill -9 of a paused aml-launch" $launcher
+check "kill -9 of a paused aml-launch: its supervisor named the kill, not the kernel's SIGHUP" \
+  bash -c "grep -q 'its launcher was killed (SIGKILL)' '$WORK/$mark.err' && ! grep -q SIGHUP '$WORK/$mark.err'"
+
 # --- The launcher's own exit paths keep their grace: TERM gives TERM-ignoring workers
 # --term-timeout (here 1 s), then SIGKILL; nothing is left afterwards.
 mark="aml-containment-$$-term"
