@@ -256,6 +256,19 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job, end):
         d = f["duration"]
         lost = line.lost(host, t0, healed + 2)
         if not was_seated:
+            # Seated while silent, in the place of one another fault took (a round formed
+            # meanwhile): that round waits --node-timeout for it, then forms again without it
+            # (docs/concepts/rendezvous.md).
+            # Named by the round's node 0 (a paused launcher writes nothing); not a launcher
+            # started on the host meanwhile (a requeue's).
+            seats = [r for r in line.kinds("node_joined", t0, healed)
+                     if (r[3].get("details") or {}).get("host") == f"chaos{host}"]
+            if seats and not line.kinds("launch", t0 - 1, healed, host):
+                late = [r for r in lost if r[0] >= seats[0][0]]
+                t_lost = round(late[0][0] - seats[0][0], 2) if late else None
+                return ("seated while silent: lost from that round within --node-timeout + 3 s",
+                        f"lost {t_lost} s after its seat" if late else "not lost",
+                        t_lost is not None and t_lost <= nt + 3)
             return ("not seated: no round ends", f"{len(lost)} loss events", not lost)
         if d < nt - 1:
             return ("shorter than --node-timeout: the seat is kept",
@@ -297,9 +310,19 @@ def expectation(f, line, was_seated, formed, t0, healed, nt, job, end):
         inc = f["target"]["incarnation"]
         # Launchers the nemesis killed (-9) end as they were made to; those the campaign stopped
         # itself (comebacks after node 0's store ended with the job: Job.ended) are not judged.
-        ends = [l.proc.returncode for l in job.launches
-                if l.incarnation == inc and l.ended and l.proc.returncode != -9
-                and not l.stopped_by_harness]
+        judged = [l for l in job.launches if l.incarnation == inc and l.ended and
+                  l.proc.returncode != -9 and not l.stopped_by_harness]
+        ends = [l.proc.returncode for l in judged]
+        # The notice stands until the job ends. A waiting launcher (a spare, a benched node)
+        # does not act on its machine's notice while it waits (docs/guides/spot-and-
+        # maintenance.md); seated while it stands, it hears it then, as any seated node.
+        job_end = min((l.ended for l in judged), default=t0)
+        if not was_seated and not [r for r in line.kinds("rendezvous_formed", t0, job_end, host)
+                                   if r[3].get("node_rank", -1) >= 0]:
+            heard = [r for r in line.kinds("notice", t0, job_end)
+                     if (r[3].get("details") or {}).get("host") == f"chaos{host}"]
+            return ("a waiting launcher: not acted on while it waits",
+                    f"heard {len(heard)} times", not heard)
         return ("every launcher exits 200 (preempted)", f"exits {sorted(set(ends))}",
                 bool(ends) and set(ends) == {200})
     if kind in ("flood", "etcd_kill"):

@@ -161,7 +161,7 @@ def one_verdict(job, record):
     killed = killed_launches(record)
     broken, told = [], []
     for incarnation in sorted({l.incarnation for l in job.launches}):
-        ends = []
+        ends, gone_alone = [], 0
         for launch in job.launches:
             if (launch.incarnation != incarnation or launch.number in killed or
                     launch.stopped_by_harness):
@@ -174,13 +174,22 @@ def one_verdict(job, record):
                               f"{launch.host} left no summary (exit {launch.proc.returncode})")
                 continue
             failure = summary.get("first_failure") or {}
+            # Counted lost (paused or cut off past --node-timeout) while the job went on without
+            # it, then ended on its own (a notice stood: its machine goes away) naming its own
+            # loss: no node of the job's at the job's end, which it may not live to read
+            # (docs/concepts/rendezvous.md).
+            if failure.get("host") == f"chaos{launch.host}" and \
+                    "the job went on without it" in str(failure.get("status")):
+                gone_alone += 1
+                continue
             ends.append((launch.proc.returncode, summary.get("exit_code"),
                          (failure.get("rank"), failure.get("host"), failure.get("pid")),
                          launch.number))
         statuses = {(e[0], e[1], e[2]) for e in ends}
         stragglers = sum(l.stopped_by_harness for l in job.launches if l.incarnation == incarnation)
         told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})) +
-                    (f" ({stragglers} come after its end, stopped)" if stragglers else ""))
+                    (f" ({stragglers} come after its end, stopped)" if stragglers else "") +
+                    (f" ({gone_alone} counted lost, gone alone)" if gone_alone else ""))
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")
