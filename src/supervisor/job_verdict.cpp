@@ -260,6 +260,9 @@ RunOutcome JobVerdict::final_outcome() const {
   const bool only_a_node_lost = outcome.remote_failure && outcome.remote_failure->launcher_lost() &&
                                 !outcome.start_error && !outcome.hang;
   if (outcome.notice && (!failed() || only_a_node_lost)) outcome.exit_code = kPreemptedExitCode;
+  // Its own launcher killed was the stop: 137 is what the scheduler sees of it, whatever the
+  // job was ending for (the summary and the events say the same).
+  if (outcome.stopped && outcome.stopped->guardian_killed) outcome.exit_code = 128 + SIGKILL;
   outcome.stop_requested = stop_requested_;
   return outcome;
 }

@@ -8,6 +8,7 @@
 
 #include <deque>
 
+#include "notice/notice_desk.hpp"
 #include "verdict_events.hpp"
 
 namespace aml {
@@ -310,7 +311,23 @@ TEST(JobVerdict, TheGuardianLostAfterATeardownsWorkersEndedIsTheGuardiansLoss) {
   ASSERT_TRUE(o.stopped);
   EXPECT_TRUE(o.stopped->guardian_killed);
   EXPECT_TRUE(o.stop_requested);
+  EXPECT_EQ(o.exit_code, 128 + SIGKILL);
   ASSERT_TRUE(o.remote_failure);  // still named: what it was tearing down for
+}
+
+// Killed while a notice's drain ran: its summary and events said 200 (preempted), and the
+// launcher went with 137 (the campaign's etcd 303).
+TEST(JobVerdict, TheGuardianLostAfterANoticeExits137AsItDoes) {
+  Round r(/*member=*/1);
+  Notice preempt;
+  preempt.kind = NoticeKind::preempt;
+  r.verdict.notice_heard(preempt, std::nullopt);
+  r.verdict.guardian_lost("T", false, r.t0);
+  r.verdict.worker_ended(exit_of(0, killed_by(SIGKILL)), {}, r.t0);
+  r.verdict.worker_ended(exit_of(1, killed_by(SIGKILL)), {}, r.t0);
+  RunOutcome o = r.verdict.final_outcome();
+  ASSERT_TRUE(o.notice);
+  EXPECT_EQ(o.exit_code, 128 + SIGKILL);
 }
 
 TEST(JobVerdict, TheGuardianLostDuringAStopKeepsTheStopNamed) {
