@@ -218,6 +218,7 @@ void JobVerdict::notice_heard(const Notice& notice, std::optional<Clock::time_po
                               int told_with) {
   if (!notice.ends_the_job() || outcome_.notice) return;
   outcome_.notice = notice;
+  outcome_.failed_before_notice = failed();
   notice_stop_at_ = stop_at;
   notice_signal_ = told_with;
 }

@@ -115,7 +115,16 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
       if (on_restart) on_restart(outcome, used);
       continue;
     }
-    if (outcome.notice) break;  // the node goes away: no restart
+    if (outcome.notice) {
+      // The node goes away: no restart. Where the round had failed before the notice came and
+      // a restart is left, the others go on without it (its notice told to a round they had
+      // left): it ends preempted, as its machine does, and names the failure beside it.
+      if (outcome.failed_before_notice && outcome.exit_code != 0 && !outcome.stopped &&
+          !outcome.start_error && !outcome.hang && used < options.max_restarts) {
+        outcome.exit_code = kPreemptedExitCode;
+      }
+      break;
+    }
     bool failed = outcome.exit_code != 0 && !outcome.start_error;
     if (!failed || outcome.stop_requested || outcome.stopped || used >= options.max_restarts) break;
     if (on_restart) on_restart(outcome, used + 1);

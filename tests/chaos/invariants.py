@@ -19,7 +19,7 @@ import glob
 import json
 import os
 
-from history import event_time
+from history import event_time, read_jsonl
 from leaks import growth
 
 # A worker's own clock starts at its first line, written once its interpreter started: on these
@@ -178,8 +178,16 @@ def one_verdict(job, record):
             # it, then ended on its own (a notice stood: its machine goes away) naming its own
             # loss: no node of the job's at the job's end, which it may not live to read
             # (docs/concepts/rendezvous.md).
-            if failure.get("host") == f"chaos{launch.host}" and \
-                    "the job went on without it" in str(failure.get("status")):
+            own_loss = failure.get("host") == f"chaos{launch.host}" and \
+                "its launcher was lost: this node was silent" in str(failure.get("status"))
+            # Or preempted (a notice for its machine) while the others went on to a later
+            # round: it left the job before the job's end.
+            left_early = launch.proc.returncode == 200 and summary.get("notice") and any(
+                event_time(row) > launch.ended for other in job.launches
+                if other.incarnation == incarnation and other is not launch
+                for row in read_jsonl(other.files["events"])
+                if row.get("kind") == "rendezvous_formed" and row.get("node_rank", -1) >= 0)
+            if own_loss or left_early:
                 gone_alone += 1
                 continue
             ends.append((launch.proc.returncode, summary.get("exit_code"),
@@ -189,7 +197,7 @@ def one_verdict(job, record):
         stragglers = sum(l.stopped_by_harness for l in job.launches if l.incarnation == incarnation)
         told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})) +
                     (f" ({stragglers} come after its end, stopped)" if stragglers else "") +
-                    (f" ({gone_alone} counted lost, gone alone)" if gone_alone else ""))
+                    (f" ({gone_alone} gone alone before its end: counted lost, or preempted)" if gone_alone else ""))
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")

@@ -128,6 +128,28 @@ TEST(NoticeVerdict, AWorkerFailedHereAfterANodeLostFirstEndsPreemptedAsTheOthers
   EXPECT_EQ(o.exit_code, kPreemptedExitCode);
 }
 
+// The round had failed before the notice came (a spare seated late into a round that had
+// failed, its machine's notice standing: the campaign's etcd 308): run_workers ends this node
+// preempted where a restart is left, since the others go on without it. A failure after the
+// notice is not one before it.
+TEST(NoticeVerdict, AFailureBeforeTheNoticeIsToldApartFromOneAfter) {
+  Fixture before;
+  JobFailure failed;
+  failed.member = failed.node_rank = 0;
+  failed.rank = 0;
+  failed.exit_code = 137;
+  failed.status = "signal 9 (SIGKILL)";
+  before.verdict.peer_news({failed, false, {}}, before.t0);
+  before.verdict.notice_heard(preempt(), std::nullopt);
+  EXPECT_TRUE(before.verdict.final_outcome().failed_before_notice);
+  Fixture after;
+  after.verdict.notice_heard(preempt(), std::nullopt);
+  after.verdict.peer_news({failed, false, {}}, after.t0);
+  const RunOutcome o = after.verdict.final_outcome();
+  EXPECT_FALSE(o.failed_before_notice);
+  EXPECT_EQ(o.exit_code, 137);
+}
+
 TEST(NoticeVerdict, AWorkerFailedOnAnotherNodeAfterTheNoticeIsStillAFailure) {
   Fixture f;
   f.verdict.notice_heard(preempt(), std::nullopt);
