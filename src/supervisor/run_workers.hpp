@@ -108,7 +108,7 @@ struct RunOutcome {
   // exit kPreemptedExitCode where nothing failed. Never restarted.
   std::optional<Notice> notice;
   bool stopped_at_notice_deadline = false;  // the workers were stopped at its deadline
-  bool failed_before_notice = false;  // the round had failed (here or elsewhere) when it came
+  bool failed_before_notice = false;        // the round had failed (here or elsewhere) when it came
   // The job ended while this node waited for a round: its first failure and notice as the node
   // that ended it told them (its summary's "first_failure" and "notice", a JSON object), so that
   // every summary of the job names the same; "" where the job did not end so.

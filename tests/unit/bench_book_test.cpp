@@ -35,8 +35,8 @@ TEST(BenchBook, ABenchedNodeThatSatOutIsNotBenchedAgain) {
 // Seated again where the job would have ended without it, then sick: its bench says so, and
 // the deciding node tells it (a node_benched event) as for any other bench.
 TEST(BenchBook, ANodeSeatedAgainAtMinAndBenchedAgainIsNews) {
-  BenchBook book{{node(3, "its launcher was lost"), node(4, "its launcher was lost")}, {}, {},
-                 {1, 3}};
+  BenchBook book{
+      {node(3, "its launcher was lost"), node(4, "its launcher was lost")}, {}, {}, {1, 3}};
   book.add(node(3, "failed its health check"), 6);
   ASSERT_EQ(book.added.size(), 1u);
   EXPECT_EQ(book.added[0].reason, "failed its health check");
