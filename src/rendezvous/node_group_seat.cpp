@@ -256,6 +256,11 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     if (std::sscanf(seat_said->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
       return invalid("rendezvous", *seat_said, "a seat from node 0 (node rank, nodes, restarts)");
     }
+    // etcd: a seat read late (this launcher was away as it was given: paused, starved) may be
+    // in a round of a job that has ended since. etcd keeps the end: it ends as the job did.
+    if (on_etcd()) {
+      if (auto end = ended_job(round); end && *end) return **end;
+    }
     return seated_at(round, rank, nodes, used);
   }
 }
