@@ -5,8 +5,9 @@ that started after it).
 A fault is judged unless another that overlaps its window could change what it is judged by: a
 fault that must not end the round, beside one that ends it; a fault that must bring a new round,
 beside a notice or two other hosts away or sick (too few nodes for one); a pause, a cut or a
-sickness, beside another fault that takes the same host away; a fault that must bring a new
-round, beside a waiting launcher paused or cut off (it may be seated, and awaited); any fault
+sickness, beside another fault that takes the same host away (or, under node 0's store, its
+host: the store counts silence from its own return); a fault that must bring a new round,
+beside a waiting launcher paused or cut off (it may be seated, and awaited); any fault
 while etcd is without a quorum (two members away at once: killed, paused or cut off) for
 --node-timeout, or at all where it needs etcd to act (a new round, a loss heard); any fault
 within --node-timeout of the job queued again (its first round still forming) or whose window
@@ -167,7 +168,11 @@ def confounded(f, others, nt, members=()):
         ended_first = kind != "sick" and f.get("seated") and any(
             ends_rounds(o, nt) for o in others
             if o["host_hit"] != host and abs(o["fired"] - f["fired"]) <= nt)
-        return bool(same_host) or ended_first or \
+        # c10d: node 0's store's host (host 0) silent meanwhile: the store counts a member's
+        # silence from its own return (it cannot tell theirs from its own), so a loss comes late.
+        store_away = not members and host != 0 and any(
+            o["host_hit"] == 0 and o["kind"] in ("pause", "partition") for o in others)
+        return bool(same_host) or ended_first or store_away or \
             (long_cut and any(o["kind"] == "notice" for o in others))
     if kind == "notice":
         # A worker killed while the job ends for the notice fails it, with the worker's status

@@ -2,6 +2,7 @@
 of it is left; over the campaign every launcher's descriptors and resident memory stay flat.
 """
 import json
+from collections import Counter
 import os
 import re
 import subprocess
@@ -45,6 +46,9 @@ def check(before, hosts, work, keep):
             else f"left: {json.dumps(found)}", "lines": []}
 
 
+STATE_SETTLE_S = 3.0
+
+
 def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
     """Each long-lived process's growth of descriptors and resident memory (KiB) over the
     campaign, from the sampled process table: its first samples (after settle_s of its life)
@@ -76,7 +80,15 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
     out = []
     for pid, seen in lives.items():
         born = seen[0][0]
-        seen = [s for s in seen if s[0] - born >= settle_s]
+        # The first seconds of each seat left out too: a round's members and workers connect to
+        # its node 0 one by one as it begins, and a window of short rounds would catch only that.
+        settled, entered, seat_before = [], None, None
+        for s in seen:
+            if s[4][:2] != seat_before:  # its seat, and whether it is the round's node 0
+                entered, seat_before = s[0], s[4][:2]
+            if s[0] - born >= settle_s and s[0] - entered >= STATE_SETTLE_S:
+                settled.append(s)
+        seen = settled
         states = {}
         for s in seen:
             states.setdefault(s[4], []).append(s)
@@ -89,14 +101,17 @@ def growth(samples_path, faults_fired, busy=(), role="launcher", settle_s=20.0):
         first, last = seen[:k], seen[-k:]
         faults = sum(1 for t in faults_fired if first[-1][0] <= t <= last[0][0])
         med = lambda rows, i: sorted(r[i] for r in rows)[len(rows) // 2]  # noqa: E731
-        # Descriptors by the lesser of two growths, the median's and the floor's (the fewest
-        # held): node 0's store holds a waiting launcher's connection until its answer, one cut
-        # off and killed lingers until then (its FIN dropped), and a round's members and
-        # workers connect one by one as it begins, so either alone moves with the moment a
-        # window caught; a leak raises both.
+        # Descriptors by the least of three growths, the median's, the most held's and the
+        # floor's: node 0's store holds a waiting launcher's connection until its answer, one cut
+        # off and killed lingers until then (its FIN dropped), and a round's members and workers
+        # connect one by one as it begins (short rounds put many such moments in a window), so
+        # each alone moves with the moments a window caught; a leak raises all three.
         def grown(value):
             median = lambda rows: sorted(map(value, rows))[len(rows) // 2]  # noqa: E731
-            return min(median(last) - median(first),
+            # The most held (the plateau a round settles at; the larger where two tie).
+            mode = lambda rows: max(Counter(map(value, rows)).items(),  # noqa: E731
+                                    key=lambda kv: (kv[1], kv[0]))[0]
+            return min(median(last) - median(first), mode(last) - mode(first),
                        min(map(value, last)) - min(map(value, first)))
         # Which kinds of descriptor grew (sockets, pipes, eventfds...): where to look for a leak.
         kinds = {k for r in first + last for k in r[5]}
