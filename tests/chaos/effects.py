@@ -162,12 +162,13 @@ def confounded(f, others, nt, members=()):
         return True
     if kind in ("pause", "partition", "sick"):
         long_cut = kind != "sick" and f["duration"] > nt + 2
-        # A seated host silent while another fault ends its round (just before, or before its
-        # loss is heard): it is not lost from a round that runs, but left out of the next (a
-        # short pause too misses the round formed meanwhile); nothing names its loss.
+        # A seated host silent while another fault ends its round (one up to --node-timeout + 3 s
+        # before, whose loss is heard then, or one before its own loss is heard): it is not lost
+        # from a round that runs, but left out of the next (a short pause too misses the round
+        # formed meanwhile); nothing names its loss.
         ended_first = kind != "sick" and f.get("seated") and any(
             ends_rounds(o, nt) for o in others
-            if o["host_hit"] != host and abs(o["fired"] - f["fired"]) <= nt)
+            if o["host_hit"] != host and -nt <= f["fired"] - o["fired"] <= nt + 3)
         # c10d: node 0's store's host (host 0) silent meanwhile: the store counts a member's
         # silence from its own return (it cannot tell theirs from its own), so a loss comes late.
         store_away = not members and host != 0 and any(
