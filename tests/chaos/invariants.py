@@ -201,7 +201,11 @@ def one_verdict(job, record):
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")
-    last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed]
+    # The launchers the final SIGTERM found (one gone alone before it, counted lost or
+    # preempted, is judged with its incarnation above).
+    stopped_at = getattr(job, "stopped_at", None) or 0
+    last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed
+            and (l.ended is None or l.ended >= stopped_at - 1)]
     if any(l.proc.returncode != 143 for l in last):
         broken.append("the final SIGTERM: " + ", ".join(
             f"launch {l.number} on host {l.host} exit {l.proc.returncode}" for l in last))
