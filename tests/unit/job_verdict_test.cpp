@@ -8,7 +8,6 @@
 
 #include <deque>
 
-#include "notice/notice_desk.hpp"
 #include "verdict_events.hpp"
 
 namespace aml {
@@ -19,7 +18,10 @@ using std::chrono::seconds;
 
 using verdict_events::exit_of;
 using verdict_events::exited;
+using verdict_events::failure_on_node;
 using verdict_events::killed_by;
+using verdict_events::lost_launcher;
+using verdict_events::preempt;
 using verdict_events::Recorder;
 
 JobFailure stop_on_node(int node, int sig) {
@@ -28,16 +30,6 @@ JobFailure stop_on_node(int node, int sig) {
   f.member = node;
   f.stop_signal = sig;
   f.exit_code = 128 + sig;
-  return f;
-}
-
-JobFailure failure_on_node(int node, int rank, int code) {
-  JobFailure f;
-  f.node_rank = node;
-  f.member = node;
-  f.rank = rank;
-  f.pid = 4242;
-  f.exit_code = code;
   return f;
 }
 
@@ -297,12 +289,7 @@ TEST(JobVerdict, TheGuardianLostKillsAtOnceAndTellsThePeers) {
 // elastic job for every node with the loss it had heard.
 TEST(JobVerdict, TheGuardianLostAfterATeardownsWorkersEndedIsTheGuardiansLoss) {
   Round r(/*member=*/1);
-  JobFailure lost;
-  lost.node_rank = 0;
-  lost.member = 0;
-  lost.exit_code = 1;
-  lost.status = std::string(JobFailure::kLauncherLost) + ": it died";
-  r.verdict.peer_news({lost, false, {}}, r.t0);
+  r.verdict.peer_news({lost_launcher(0, "it died"), false, {}}, r.t0);
   r.verdict.worker_ended(exit_of(0, killed_by(SIGTERM)), {}, r.t0);
   r.verdict.worker_ended(exit_of(1, killed_by(SIGTERM)), {}, r.t0);
   ASSERT_EQ(r.verdict.alive(), 0);
@@ -319,9 +306,7 @@ TEST(JobVerdict, TheGuardianLostAfterATeardownsWorkersEndedIsTheGuardiansLoss) {
 // launcher went with 137 (the campaign's etcd 303).
 TEST(JobVerdict, TheGuardianLostAfterANoticeExits137AsItDoes) {
   Round r(/*member=*/1);
-  Notice preempt;
-  preempt.kind = NoticeKind::preempt;
-  r.verdict.notice_heard(preempt, std::nullopt);
+  r.verdict.notice_heard(preempt(), std::nullopt);
   r.verdict.guardian_lost("T", false, r.t0);
   r.verdict.worker_ended(exit_of(0, killed_by(SIGKILL)), {}, r.t0);
   r.verdict.worker_ended(exit_of(1, killed_by(SIGKILL)), {}, r.t0);

@@ -16,15 +16,10 @@ using std::chrono::seconds;
 
 using verdict_events::exit_of;
 using verdict_events::exited;
+using verdict_events::failure_on_node;
+using verdict_events::lost_launcher;
+using verdict_events::preempt;
 using verdict_events::Recorder;
-
-Notice preempt() {
-  Notice n;
-  n.kind = NoticeKind::preempt;
-  n.source = "azure-scheduled-events";
-  n.event_id = "E1";
-  return n;
-}
 
 struct Fixture {
   Fixture() : verdict(effects, seconds(25), -1) {
@@ -93,12 +88,7 @@ TEST(NoticeVerdict, AFailureAfterTheNoticeIsStillAFailure) {
 TEST(NoticeVerdict, ANodeLostAfterTheNoticeStillEndsTheJobPreemptedAndIsNamed) {
   Fixture f;
   f.verdict.notice_heard(preempt(), std::nullopt);
-  JobFailure lost;
-  lost.member = lost.node_rank = 2;
-  lost.host = "b";
-  lost.exit_code = 1;
-  lost.status = std::string(JobFailure::kLauncherLost) + ": no heartbeat for over 10 s";
-  f.verdict.peer_news({lost, false, {}}, f.t0);
+  f.verdict.peer_news({lost_launcher(2, "no heartbeat for over 10 s"), false, {}}, f.t0);
   f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
   f.verdict.worker_ended(exit_of(1, SIGTERM), {}, f.t0);
   const RunOutcome o = f.verdict.final_outcome();
@@ -114,11 +104,7 @@ TEST(NoticeVerdict, AWorkerFailedHereAfterANodeLostFirstEndsPreemptedAsTheOthers
   JobVerdict verdict(effects, seconds(25), /*member=*/1);
   verdict.worker_started();
   verdict.notice_heard(preempt(), std::nullopt);
-  JobFailure lost;
-  lost.member = lost.node_rank = 0;
-  lost.exit_code = 1;
-  lost.status = std::string(JobFailure::kLauncherLost) + ": its etcd lease ended";
-  effects.first_in_job.push_back(lost);  // etcd had the loss first
+  effects.first_in_job.push_back(lost_launcher(0, "its etcd lease ended"));  // etcd had it first
   const Clock::time_point t0 = Clock::now();
   EXPECT_TRUE(verdict.worker_ended(exit_of(0, SIGKILL), {}, t0));
   const RunOutcome o = verdict.final_outcome();
@@ -134,11 +120,7 @@ TEST(NoticeVerdict, AWorkerFailedHereAfterANodeLostFirstEndsPreemptedAsTheOthers
 // notice is not one before it.
 TEST(NoticeVerdict, AFailureBeforeTheNoticeIsToldApartFromOneAfter) {
   Fixture before;
-  JobFailure failed;
-  failed.member = failed.node_rank = 0;
-  failed.rank = 0;
-  failed.exit_code = 137;
-  failed.status = "signal 9 (SIGKILL)";
+  const JobFailure failed = failure_on_node(0, 0, 137);
   before.verdict.peer_news({failed, false, {}}, before.t0);
   before.verdict.notice_heard(preempt(), std::nullopt);
   EXPECT_TRUE(before.verdict.final_outcome().failed_before_notice);
@@ -153,12 +135,7 @@ TEST(NoticeVerdict, AFailureBeforeTheNoticeIsToldApartFromOneAfter) {
 TEST(NoticeVerdict, AWorkerFailedOnAnotherNodeAfterTheNoticeIsStillAFailure) {
   Fixture f;
   f.verdict.notice_heard(preempt(), std::nullopt);
-  JobFailure failed;
-  failed.member = failed.node_rank = 2;
-  failed.rank = 5;
-  failed.exit_code = 3;
-  failed.status = "exit code 3";
-  f.verdict.peer_news({failed, false, {}}, f.t0);
+  f.verdict.peer_news({failure_on_node(2, 5, 3), false, {}}, f.t0);
   f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
   f.verdict.worker_ended(exit_of(1, SIGTERM), {}, f.t0);
   EXPECT_EQ(f.verdict.final_outcome().exit_code, 3);

@@ -4,8 +4,10 @@
 
 #include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "notice/notice.hpp"
 #include "supervisor/job_verdict.hpp"
 
 namespace aml::verdict_events {
@@ -36,6 +38,35 @@ inline WorkerExit exit_of(int rank, int status) {
   e.pid = 100 + rank;
   e.wait_status = status;
   return e;
+}
+
+// A worker's failure on another node, as its report says it.
+inline JobFailure failure_on_node(int node, int rank, int code) {
+  JobFailure f;
+  f.node_rank = node;
+  f.member = node;
+  f.rank = rank;
+  f.pid = 4242;
+  f.exit_code = code;
+  return f;
+}
+
+// A node's launcher lost (dead or silent), as the member that heard it reports it.
+inline JobFailure lost_launcher(int node, const std::string& why) {
+  JobFailure f;
+  f.node_rank = node;
+  f.member = node;
+  f.exit_code = 1;
+  f.status = std::string(JobFailure::kLauncherLost) + ": " + why;
+  return f;
+}
+
+inline Notice preempt() {
+  Notice n;
+  n.kind = NoticeKind::preempt;
+  n.source = "azure-scheduled-events";
+  n.event_id = "E1";
+  return n;
 }
 
 }  // namespace aml::verdict_events
