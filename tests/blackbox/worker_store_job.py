@@ -1,5 +1,5 @@
-# A torch job of the worker-store tests: gloo over env://, two all_reduces around a pause (the
-# stranger's window), rank 0's worker failing in round 0 when asked, a key of round 0 looked
+# A torch job of the worker-store tests: gloo over env://, two all_reduces around a gate (the
+# stranger's window: GATE=FILE holds the second until the test creates FILE, at most 90 s), rank 0's worker failing in round 0 when asked, a key of round 0 looked
 # for in round 1, and (PLUS_K=k) a store of rank 0's own at MASTER_PORT+k that every rank
 # reaches, as Megatron-LM's in-process restart has one. Each rank says what it saw, and with
 # ENV_DUMP=DIR writes its environment to DIR/env.RANK.json.
@@ -46,7 +46,11 @@ if mode == "rank0-fails" and attempt == 0:
     store.wait(["never"], datetime.timedelta(seconds=60))
     print(f"rank {rank}: the wait ended", flush=True)
     sys.exit(0)
-time.sleep(float(os.environ.get("PAUSE", "0")))
+# A gate, not a pause: on a loaded machine the test's checks in the window outlast any fixed pause.
+if os.environ.get("GATE"):
+    deadline = time.monotonic() + 90
+    while not os.path.exists(os.environ["GATE"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
 t = torch.ones(1)
 dist.all_reduce(t)
 print(f"rank {rank} attempt {attempt} second sum {t.item()}", flush=True)

@@ -45,7 +45,7 @@ chmod 600 "$WORK/secret"
 
 node() {  # node N OUT [flags...] -- command
   local n=$1 out=$2; shift 2
-  on "$n" env PAUSE="${PAUSE:-0}" ${LIMIT:+prlimit "--nofile=$LIMIT"} "$BIN" --nnodes 2 --nproc-per-node 2 --node-rank "$n" \
+  on "$n" env GATE="${GATE:-}" ${LIMIT:+prlimit "--nofile=$LIMIT"} "$BIN" --nnodes 2 --nproc-per-node 2 --node-rank "$n" \
     --master-addr "$MASTER" --master-port 29621 --rdzv-timeout 30 "$@" >"$out" 2>&1
 }
 wait_for_text() {  # wait_for_text FILE TEXT SECONDS
@@ -73,8 +73,8 @@ for secret in none file; do
   [ "$secret" = file ] && flags=(--rdzv-secret-file "$WORK/secret")
   mkdir -p "$WORK/env.$secret"
   export ENV_DUMP="$WORK/env.$secret" PLUS_K=1
-  PAUSE=6 node 0 "$WORK/$secret.0" "${flags[@]}" -- "$py" "$JOB" & n0=$!
-  PAUSE=6 node 1 "$WORK/$secret.1" "${flags[@]}" -- "$py" "$JOB" & n1=$!
+  GATE="$WORK/$secret.go" node 0 "$WORK/$secret.0" "${flags[@]}" -- "$py" "$JOB" & n0=$!
+  GATE="$WORK/$secret.go" node 1 "$WORK/$secret.1" "${flags[@]}" -- "$py" "$JOB" & n1=$!
   unset ENV_DUMP PLUS_K
   wait_for_text "$WORK/$secret.0" "first sum" 40
   wait_for_text "$WORK/$secret.1" "first sum" 10
@@ -95,6 +95,7 @@ for secret in none file; do
     check "secret file: a launcher without the job's secret is refused at that port ($status: $(tail -1 <<<"$out"))" \
       bash -c "[ $status != 0 ] && grep -q 'admits only its own members' <<<\"\$0\"" "$out"
   fi
+  touch "$WORK/$secret.go"  # the window closes: the workers go on to their second all_reduce
   wait "$n0"; s0=$?
   wait "$n1"; s1=$?
   check "secret $secret: the torch job exits 0 on both hosts ($s0, $s1)" bash -c "[ $s0 = 0 ] && [ $s1 = 0 ]"
@@ -111,8 +112,8 @@ for secret in none file; do
 done
 
 # --- --worker-store relay: one connection a node to node 0, said on every node.
-PAUSE=6 node 0 "$WORK/relay.0" --worker-store relay -- "$py" "$JOB" & n0=$!
-PAUSE=6 node 1 "$WORK/relay.1" --worker-store relay -- "$py" "$JOB" & n1=$!
+GATE="$WORK/relay.go" node 0 "$WORK/relay.0" --worker-store relay -- "$py" "$JOB" & n0=$!
+GATE="$WORK/relay.go" node 1 "$WORK/relay.1" --worker-store relay -- "$py" "$JOB" & n1=$!
 wait_for_text "$WORK/relay.0" "first sum" 40
 relay=$(grep -o "relay, at MASTER_ADDR 127.0.0.1, MASTER_PORT [0-9]*" "$WORK/relay.1" | grep -o '[0-9]*$')
 relay_listener=$(on 1 ss -ltnpH "sport = :${relay:-0}" 2>&1)
@@ -130,6 +131,7 @@ relay_plan=$(on 1 "$BIN" --dry-run --nnodes 2 --nproc-per-node 2 --node-rank 1 -
   --master-port 29621 --worker-store relay -- true 2>&1)
 check "relay: node 1's --dry-run says so, MASTER_ADDR 127.0.0.1" \
   bash -c "grep -q 'worker-store relay: the other nodes' <<<\"\$0\" && grep -q 'MASTER_ADDR=127.0.0.1' <<<\"\$0\"" "$relay_plan"
+touch "$WORK/relay.go"
 wait "$n0"; s0=$?
 wait "$n1"; s1=$?
 check "relay: the torch job exits 0 on both hosts ($s0, $s1)" bash -c "[ $s0 = 0 ] && [ $s1 = 0 ]"
