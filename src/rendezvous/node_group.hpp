@@ -335,6 +335,10 @@ class NodeGroup : public PeerLink {
   // abort and verdict too (one watch for all three); the round's watch_ once it is seated.
   std::unique_ptr<RendezvousClient> seat_watch_;
   int seat_watch_round_ = -1;
+  // etcd: the last round this launcher waited for its place in, or was seated in, under its
+  // lease: one that comes back with its lease alive looks at its place there first (a seat
+  // may have come meanwhile, or it had one: the round's members wait for it).
+  int seat_round_ = -1;
   bool next_seat_due_ = false;  // etcd, elastic: watch_next_seat at the round's first tick
   bool counted_lost_ = false;  // this node silent past --node-timeout in its round: the job went on
   bool formed_again_ = false;  // the round being joined is formed again without a lost member

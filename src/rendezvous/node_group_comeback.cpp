@@ -11,9 +11,13 @@
 //
 // etcd: a launcher silent past its lease (a pause, a cut) was counted lost, and its lease is
 // gone with its wills. It takes a new lease in the same run of the job and waits for a seat
-// as a newcomer (benched where the bench allows, as a lost node is), instead of leaving.
+// as a newcomer (benched where the bench allows, as a lost node is), instead of leaving. One
+// whose lease lived through (etcd without a leader, which ends no lease) may have been seated
+// while it was away: it looks at its place in the round it waited for first, where the round's
+// members wait for it (as its node 0, for its verdict).
 #include <unistd.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "rendezvous/elastic_keys.hpp"
@@ -73,7 +77,10 @@ Result<int> NodeGroup::take_new_lease(int round) {
     }
     usleep(200000);
   }
-  if (!control_->lease_ended()) return round;
+  // Its lease lived through: a seat may have come while etcd was out of reach (its place in
+  // the round it waited for says so), and that round's members wait for it there.
+  if (!control_->lease_ended()) return std::max(round, seat_round_);
+  seat_round_ = -1;  // a place under the old lease is nobody's now
   if (options_.say) {
     options_.say("aml-launch: " + options_.self.host +
                  ": this node's etcd lease ended (it was silent for over --node-timeout " +

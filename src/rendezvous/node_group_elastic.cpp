@@ -335,7 +335,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
     seats[id] = rank;
     // With its host and launcher's pid: the round's node 0 names its members from it.
     record["seats"].push_back({id, rank, who[id].host, who[id].pid, who[id].addr, who[id].machine});
-    if (id == me) continue;
+    // Its own too: come back after a loss of etcd (its lease alive), it reads its seat there.
     answers[id] =
         std::to_string(rank) + " " + std::to_string(nodes) + " " + std::to_string(restarts_used);
   }

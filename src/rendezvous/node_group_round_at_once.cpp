@@ -15,6 +15,7 @@
 #include "rendezvous/elastic_keys.hpp"
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
+#include "supervisor/job_failure.hpp"
 
 namespace aml {
 
@@ -97,23 +98,40 @@ std::optional<JobFailure> NodeGroup::gone_member() {
   return stored_failure_or(lost_node(rank, lease_ended));
 }
 
-// Node 0 says its verdict as soon as it has its seat; its lease's end without one (seen after
-// --node-timeout of the wait, then every kGoneRecheck, from its "gone" key) ends the round as
-// its loss.
+// Node 0 says its verdict as soon as it has its seat. It may leave the round first (seated
+// failing its health check, it ends the round as one ended to regroup, and waits benched): the
+// round's abort says so, looked at every kGoneRecheck, and this node goes on to the next round.
+// Its lease's end without a verdict (seen from its "gone" key, after --node-timeout of the wait)
+// ends the round as its loss. While its lease lives the wait goes on, said every so often, up to
+// --rdzv-timeout and --node-timeout.
 Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& from) {
-  const auto deadline = Clock::now() + options_.rdzv_timeout + options_.node_timeout;
+  const auto begun = Clock::now();
+  const auto deadline = begun + options_.rdzv_timeout + options_.node_timeout;
   std::optional<long> node0;  // its launcher number, from the round's seats' record
   std::string host;
-  bool looked = false;  // once: its lease cannot end before --node-timeout of silence
   for (;;) {
-    const milliseconds wait =
-        looked ? std::min(kGoneRecheck, options_.node_timeout) : options_.node_timeout;
-    const auto step = std::min<Clock::duration>(wait, deadline - Clock::now());
+    const auto step = std::min<Clock::duration>(std::min(kGoneRecheck, options_.node_timeout),
+                                                deadline - Clock::now());
     const auto asked = Clock::now();
     auto verdict = from.get(key("verdict"), std::chrono::duration_cast<milliseconds>(step));
     if (!verdict && etcd_in_grace(asked)) continue;
     if (!verdict) return verdict.error();
     if (*verdict || Clock::now() >= deadline) return std::move(*verdict);
+    auto ended = control_->get(key("abort"), milliseconds(0));
+    if (!ended && etcd_in_grace(asked)) continue;
+    if (!ended) return ended.error();
+    if (*ended) {
+      const auto why = job_failure_from_json(**ended);
+      if (options_.say) {
+        options_.say("aml-launch: " + options_.self.host + ": round " + std::to_string(round_) +
+                     " ended before its node 0 said its verdict: " +
+                     (why ? why->describe() : std::string("(unread)")) +
+                     "; this node goes on to round " + std::to_string(round_ + 1) + "\n");
+      }
+      return std::optional<std::string>();
+    }
+    // Its lease cannot end before --node-timeout of silence: not looked for sooner.
+    if (Clock::now() - begun < options_.node_timeout) continue;
     if (!node0) {
       // The seats' record of this round, read as the round after it reads it.
       const LastRound seated = last_round(round_ + 1);
@@ -126,8 +144,17 @@ Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& fr
       if (!node0) continue;
     }
     auto gone = gone_among({*node0});
-    looked = true;
-    if (!gone || gone->empty()) continue;
+    if (!gone || gone->empty()) {
+      // Its lease lives: it is on its way (back from etcd out of its reach, or slow). Said, so
+      // that a long wait is never a silent one.
+      say_progress("round " + std::to_string(round_) + " waits for its node 0 (" +
+                       (host.empty() ? "?" : host) + ", launcher " + std::to_string(*node0) +
+                       ") to say the round's verdict; its etcd lease lives",
+                   deadline,
+                   "--rdzv-timeout " + seconds_text(options_.rdzv_timeout) + " + --node-timeout " +
+                       seconds_text(options_.node_timeout));
+      continue;
+    }
     const std::string why = "its etcd lease ended before it said round " + std::to_string(round_) +
                             "'s verdict: it died, or was silent or " +
                             "cut off for --node-timeout " + seconds_text(options_.node_timeout);

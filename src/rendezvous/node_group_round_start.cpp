@@ -90,17 +90,20 @@ std::vector<BatchOp> NodeGroup::claim_look(int round) const {
 }
 
 bool NodeGroup::claims(int round, const std::vector<std::optional<std::string>>& seen) {
-  if (seen.empty() || seen[0] || (round > 0 && (seen.size() < 3 || !seen[1] || seen[2])))
-    return false;
+  if (seen.empty() || (round > 0 && (seen.size() < 3 || !seen[1] || seen[2]))) return false;
   const std::string me = std::to_string(launcher_id_);
+  // Its own claim, standing: it lost etcd (its lease alive) before it closed the round, and
+  // came back; nobody else may take the round over, so it goes on giving its seats.
+  if (seen[0]) return *seen[0] == me;
   auto claimed = control_->claim(elastic_key(round, "coordinator"), me);
   return claimed && *claimed == me;
 }
 
 // etcd: a round whose seats were given, their record written with its node 0's place (that round
-// starts at once), but whose giver was lost before it wrote the others' places. Seated again, the
-// round would run twice (node 0 already runs it); the launcher that took over writes the rest
-// of the places as they were given, and closes the round at the count it finds. A place the
+// starts at once), but whose giver was lost before it wrote the others' places (or lost etcd,
+// its lease alive, and came back). Seated again, the round would run twice (node 0 already runs
+// it); the launcher that took over (or the giver back) writes the rest of the places as they
+// were given, and closes the round at the count it finds. A place the
 // record does not give (a spare, a benched node) is "late": its launcher counts in the next.
 Result<Agreement> NodeGroup::complete_seating(int round, const std::string& record) {
   const auto parsed = nlohmann::json::parse(record, nullptr, false);
@@ -132,8 +135,8 @@ Result<Agreement> NodeGroup::complete_seating(int round, const std::string& reco
   if (auto placed = control_->set_many(places); !placed) return placed.error();
   if (options_.say) {
     options_.say("aml-launch: " + options_.self.host + ": round " + std::to_string(round) +
-                 "'s seats were given by a launcher lost before it told them all: this node " +
-                 "told the rest, as given\n");
+                 "'s seats were given, but not told to all (their giver was lost, or lost " +
+                 "etcd, before it told them): this node told the rest, as given\n");
   }
   const auto mine = seats.find(launcher_id_);
   if (mine == seats.end()) return take_seat(round + 1);

@@ -181,6 +181,7 @@ Result<Agreement> NodeGroup::take_seat(int round) {
       seat_watch_round_ = round;
     }
     RendezvousClient* waits_on = on_etcd() ? seat_watch_.get() : control_.get();
+    seat_round_ = round;
     last_answer_ = Clock::now();  // the rendezvous answered its count just now
     for (bool first_look = true; !seat_said; first_look = false) {
       if (counted && *counted == kEndedMark) seat_said = std::string(kEndedMark);
@@ -271,6 +272,7 @@ Agreement NodeGroup::seated_at(int round, int rank, int nodes, int restarts_used
   options_.self.nnodes = nodes;
   said_spare_ = false;
   said_benched_ = false;  // seated again at MIN: benched again after, it says so again
+  seat_round_ = round;
   Agreement seat;
   seat.round = round;
   seat.restarts_used = restarts_used;

@@ -15,12 +15,16 @@ void failpoint(std::string_view name) {
   const std::string_view spec(asked);
   const auto colon = spec.find(':');
   if (colon == std::string_view::npos || spec.substr(0, colon) != name) return;
+  std::string_view rest = spec.substr(colon + 1);
+  constexpr std::string_view kStop = ":stop";
+  const bool stop = rest.size() > kStop.size() && rest.ends_with(kStop);
+  if (stop) rest.remove_suffix(kStop.size());
   // Once for every launcher that shares the file's folder: the first to create it.
-  const std::string once(spec.substr(colon + 1));
+  const std::string once(rest);
   const int fd = open(once.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return;
   close(fd);
-  raise(SIGKILL);
+  raise(stop ? SIGSTOP : SIGKILL);
 }
 
 }  // namespace aml
