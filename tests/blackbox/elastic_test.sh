@@ -162,7 +162,7 @@ elif [ "$BACKEND" != etcd ] && grep -q "round 3 of run .*node rank(s) 1 of 2 did
   waited=4500 missing="round 3 of run .*every node seated in it to join within --node-timeout 5 s .*node rank(s) 1 of 2 did not"
 fi
 check "kubeflow 2:4: one node left: node 0 waits, then fails ($status after $ms ms, at least $waited)" \
-  bash -c "[ '$status' = 2 ] && [ $ms -ge $waited ] && [ $ms -lt 20000 ]"
+  bash -c "[ '$status' = 2 ] && [ $ms -ge $waited ] && [ $ms -lt 20000 ]" || show $J
 check "kubeflow 2:4: one node left: the error says what was missing (round $given_up)" \
   grep -q "$missing" "$WORK/$J.out.0" || show $J
 [ "$given_up" = 4 ] && check "kubeflow 2:4, etcd: round 3 ends for a new round when the one seated there, killed, is found gone" \
