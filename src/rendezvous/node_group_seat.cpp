@@ -257,10 +257,24 @@ Result<Agreement> NodeGroup::take_seat(int round) {
     if (std::sscanf(seat_said->c_str(), "%d %d %d", &rank, &nodes, &used) != 3) {
       return invalid("rendezvous", *seat_said, "a seat from node 0 (node rank, nodes, restarts)");
     }
-    // etcd: a seat read late (this launcher was away as it was given: paused, starved) may be
-    // in a round of a job that has ended since. etcd keeps the end: it ends as the job did.
+    // etcd: a seat read late (this launcher was away as it was given: paused, starved, etcd out
+    // of its reach) may be in a round of a job that has ended since, or in a round that has
+    // ended. etcd keeps both: it ends as the job did, or goes on to the next round (its
+    // members seat it there) without starting workers in a round that is over.
     if (on_etcd()) {
-      if (auto end = ended_job(round); end && *end) return **end;
+      auto now = control_->batch(
+          {BatchOp::get_now(std::string(kJobEndKey)), BatchOp::get_now(round_key(round, "abort"))});
+      if (now && (*now)[0]) {
+        if (auto end = ended_job(round); end && *end) return **end;
+      }
+      if (now && (*now)[1]) {
+        if (options_.say) {
+          options_.say("aml-launch: " + options_.self.host + ": round " + std::to_string(round) +
+                       " ended before this node read its seat there; it goes on to round " +
+                       std::to_string(round + 1) + "\n");
+        }
+        continue;
+      }
     }
     return seated_at(round, rank, nodes, used);
   }

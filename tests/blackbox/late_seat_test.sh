@@ -16,6 +16,8 @@
 #   3. As 2, but the giver loses etcd halfway through the seats (a failpoint pauses it between
 #      node 0's place and the others'): back, its claim of the round stands; it tells the rest as
 #      given and takes its own. Before, it waited for a place nobody would write.
+#   4. The round the paused spare was seated in ends while it is away: continued, it goes on to
+#      the next round without starting workers in the one that is over.
 # usage: late_seat_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -50,13 +52,16 @@ J=""  # the job: its files under $WORK/$J
 start() {  # start HOST: its launcher of job $J, in the background
   (
     bash "$CLUSTER" exec "$NET" "$1" env -i PATH=/usr/bin:/bin W="$WORK/$J" HOST_ID="$1" \
-      MARK="aml-late-$$-$J-$1" ${FAILPOINT:+$([ "$1" = 1 ] && echo "AML_LAUNCH_TEST_FAILPOINT=$FAILPOINT")} "$BIN" --nnodes 2:2 --node-timeout $NT --max-restarts 1 \
+      MARK="aml-late-$$-$J-$1" ${FAILPOINT:+$([ "$1" = 1 ] && echo "AML_LAUNCH_TEST_FAILPOINT=$FAILPOINT")} "$BIN" --nnodes 2:2 --node-timeout $NT --max-restarts ${MAXR:-1} \
       --rdzv-backend etcd --rdzv-endpoint "$ENDPOINTS" --rdzv-id "late-$J-$$" ${EXTRA[@]+"${EXTRA[@]}"} \
       --events-file "$WORK/$J/events.$1" -- "$WORK/worker.sh" >"$WORK/$J/out.$1" 2>&1
     write_status "$WORK/$J/status.$1" $?
   ) 2>/dev/null &
 }
 pids_of() { grep -l -a "MARK=aml-late-$$-$J-$1\b" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+# Its launcher's processes alone: killed, they are a lost launcher, heard at once (its workers,
+# killed with it, could be heard first as a failure of theirs, the launcher seated again).
+launchers_of() { for p in $(pids_of "$1"); do [ "$(readlink "/proc/$p/exe")" = "$BIN" ] && echo "$p"; done; }
 said() { for _ in $(seq 200); do grep -q "$2" "$WORK/$J/out.$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 status_of() { cat "$WORK/$J/status.$1" 2>/dev/null; }
 sleep_until() { local left=$(($1 - $(date +%s))); [ "$left" -le 0 ] || sleep "$left"; }
@@ -74,7 +79,7 @@ round0_and_a_spare() {
 spare_seated_while_paused() {
   round0_and_a_spare
   kill -STOP $(pids_of 2)
-  kill -KILL $(pids_of 1)
+  kill -KILL $(launchers_of 1)
   check "$J: host 1's launcher killed: round 1 runs on node 0, the paused spare given its seat" \
     wait_file "$WORK/$J/ran.0.1" 20
 }
@@ -123,7 +128,7 @@ spare_paused_unheard_and_node0_killed() {
   for m in 3 4 5; do bash "$ETCD" kill "$WORK" $m; done
   check "$J: etcd killed and up again on its members' data (every lease renewed)" \
     bash "$ETCD" up "$NET" "$WORK" 3 4 5
-  kill -KILL $(pids_of 0)
+  kill -KILL $(launchers_of 0)
 }
 round0_and_a_spare
 spare_paused_unheard_and_node0_killed
@@ -140,6 +145,13 @@ check "$J: ... and so does the spare, continued" came_back 2
 # Down past --node-timeout from the spare's continuing: every call it makes in that time fails.
 sleep_until $((down_at + 1 + NT + 3))
 check "$J: etcd up again on its members' data" bash "$ETCD" up "$NET" "$WORK" 3 4 5
+ends_0_on() {  # ends_0_on HOST HOST: the workers told to finish, the job ends 0 on both
+  touch "$WORK/$J/done"
+  wait_file "$WORK/$J/status.$1" 30 && wait_file "$WORK/$J/status.$2" 10
+  check "$J: the job ends 0 on both ($(status_of "$1"), $(status_of "$2"))" \
+    bash -c "[ '$(status_of "$1")' = 0 ] && [ '$(status_of "$2")' = 0 ]"
+  [ "$failed" = 0 ] || tail -n 12 "$WORK/$J"/out.*
+}
 round1_runs_as_given() {  # round 1 runs on hosts 1 and 2 as given, and the job ends 0
   check "$J: round 1 runs on host 1 and on the spare" \
     bash -c "for _ in \$(seq 300); do [ -e '$WORK/$J/ran.1.1' ] && [ -e '$WORK/$J/ran.2.1' ] && exit 0; sleep 0.1; done; exit 1"
@@ -147,11 +159,7 @@ round1_runs_as_given() {  # round 1 runs on hosts 1 and 2 as given, and the job 
     bash -c "$(declare -f ran_in_round); J=$J WORK=$WORK; ran_in_round 1 1 && ran_in_round 2 1 && ! ran_in_round 1 2"
   check "$J: ... with their leases (neither counted lost, nor a newcomer)" \
     bash -c "! grep -q 'lease ended' '$WORK/$J/out.1' '$WORK/$J/out.2'"
-  touch "$WORK/$J/done"
-  wait_file "$WORK/$J/status.1" 30 && wait_file "$WORK/$J/status.2" 10
-  check "$J: the job ends 0 on both ($(status_of 1), $(status_of 2))" \
-    bash -c "[ '$(status_of 1)' = 0 ] && [ '$(status_of 2)' = 0 ]"
-  [ "$failed" = 0 ] || tail -n 12 "$WORK/$J"/out.*
+  ends_0_on 1 2
 }
 round1_runs_as_given
 
@@ -175,4 +183,22 @@ sleep_until $((down_at + NT + 3))
 check "$J: etcd up again on its members' data" bash "$ETCD" up "$NET" "$WORK" 3 4 5
 check "$J: the giver tells the rest of the seats as given" said 1 "this node told the rest, as given"
 round1_runs_as_given
+
+# --- 4. The round the spare was seated in ends while it is away (node 0's worker fails, a
+# restart left): continued, it reads that seat, and the round's end beside it (etcd keeps both);
+# it goes on to the next round, where node 0 seated it, and starts no worker in the one that is
+# over. Before, it joined that round, started its workers and stopped them at once.
+J=over
+NT=30
+MAXR=2
+EXTRA=()
+spare_seated_while_paused
+touch "$WORK/$J/fail.0.1"
+check "$J: round 1 fails on node 0; round 2 runs there, the paused spare seated again" \
+  wait_file "$WORK/$J/ran.0.2" 20
+kill -CONT $(pids_of 2)
+check "$J: the spare, continued, runs round 2" wait_file "$WORK/$J/ran.2.2" 20
+check "$J: ... and ran no worker in round 1, which was over" [ ! -e "$WORK/$J/ran.2.1" ]
+check "$J: ... saying so" said 2 "round 1 ended before this node read its seat there"
+ends_0_on 0 2
 finish

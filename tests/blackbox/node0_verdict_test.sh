@@ -43,6 +43,9 @@ pids_of() {
     grep -q -a "HOST_ID=$1\b" "/proc/$pid/environ" 2>/dev/null && echo "$pid"
   done
 }
+# Its launcher's processes alone: killed, they are a lost launcher, heard at once (its workers,
+# killed with it, could be heard first as a failure of theirs, the launcher seated again).
+launchers_of() { for p in $(pids_of "$1"); do [ "$(readlink "/proc/$p/exe")" = "$BIN" ] && echo "$p"; done; }
 said() { for _ in $(seq 200); do grep -q "$2" "$WORK/out.$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 formed() {  # formed HOST ROUND: its events say the round formed on it
   grep -q "\"kind\":\"rendezvous_formed\".*\"round\":$2," "$WORK/events.$1" 2>/dev/null
@@ -57,7 +60,7 @@ check "round 0 runs on hosts 0 (node 0) and 1; host 2 waits as a hot spare" said
 sleep 6  # the spare's checks, read as it counted in, are stale by its seat (over 5 s old)
 # Node 0's launcher killed: host 1 gives round 1's seats, node 0's to the spare, turned sick.
 touch "$WORK/sick.2"
-kill -KILL $(pids_of 0)
+kill -KILL $(launchers_of 0)
 check "host 2, seated as round 1's node 0, fails its check and leaves the round before its verdict" \
   said 2 "this node is benched (failed its health check"
 start 3
