@@ -253,13 +253,15 @@ RunOutcome JobVerdict::final_outcome() const {
   if (outcome.stopped && (!failed() || only_a_regroup))
     outcome.exit_code = 128 + outcome.stopped->signal;
   // A notice came first: the node's end, and the scheduler's TERM that may follow, is it. So
-  // is a node lost meanwhile (a launcher, not a worker: the machines, as the notice is): the
-  // job cannot go on without a retry, which a scheduler gives 200 and not 1; the loss is
-  // named beside it. A worker that fails after the notice stays a failure, where it is the
-  // job's first; one here after the loss was reported (remote_failure: the job's first) is not
-  // the verdict, and the nodes agree on it.
-  const bool only_a_node_lost = outcome.remote_failure && outcome.remote_failure->launcher_lost() &&
-                                !outcome.start_error && !outcome.hang;
+  // is a node lost meanwhile, or the rendezvous (a launcher or etcd, not a worker: the
+  // machines, as the notice is): the job cannot go on without a retry, which a scheduler gives
+  // 200 and not 1; the loss is named beside it. A worker that fails after the notice stays a
+  // failure, where it is the job's first; one here after the loss was reported
+  // (remote_failure: the job's first) is not the verdict, and the nodes agree on it.
+  const bool only_a_node_lost =
+      outcome.remote_failure &&
+      (outcome.remote_failure->launcher_lost() || outcome.remote_failure->rendezvous_lost()) &&
+      !outcome.start_error && !outcome.hang;
   if (outcome.notice && (!failed() || only_a_node_lost)) outcome.exit_code = kPreemptedExitCode;
   // Its own launcher killed was the stop: 137 is what the scheduler sees of it, whatever the
   // job was ending for (the summary and the events say the same).

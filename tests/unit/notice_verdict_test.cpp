@@ -97,6 +97,28 @@ TEST(NoticeVerdict, ANodeLostAfterTheNoticeStillEndsTheJobPreemptedAndIsNamed) {
   EXPECT_TRUE(o.remote_failure->launcher_lost());
 }
 
+// The fault campaigns' etcd 312: etcd out of this node's reach past --node-timeout while it
+// drained a notice (a member killed, another's host paused): it ended 1 where every other node
+// ended 200.
+TEST(NoticeVerdict, TheRendezvousLostAfterTheNoticeStillEndsTheJobPreemptedAndIsNamed) {
+  Fixture f;
+  f.verdict.notice_heard(preempt(), std::nullopt);
+  JobFailure etcd_lost;
+  etcd_lost.node_rank = -1;
+  etcd_lost.member = -1;
+  etcd_lost.exit_code = 1;
+  etcd_lost.host = "etcd at 10.0.0.1:2379";
+  etcd_lost.status = std::string(JobFailure::kRendezvousLost) +
+                     ": etcd at 10.0.0.1:2379 could not be reached for --node-timeout 10 s";
+  f.verdict.peer_news({etcd_lost, false, {}}, f.t0);
+  f.verdict.worker_ended(exit_of(0, SIGTERM), {}, f.t0);
+  f.verdict.worker_ended(exit_of(1, SIGTERM), {}, f.t0);
+  const RunOutcome o = f.verdict.final_outcome();
+  EXPECT_EQ(o.exit_code, kPreemptedExitCode);
+  ASSERT_TRUE(o.remote_failure);
+  EXPECT_TRUE(o.remote_failure->rendezvous_lost());
+}
+
 // The campaign's etcd 305: after the notice, node 0 lost (reported first in the job), then a
 // worker here killed: this node ended 1 where every other ended 200 naming the same loss.
 TEST(NoticeVerdict, AWorkerFailedHereAfterANodeLostFirstEndsPreemptedAsTheOthersDo) {
