@@ -179,6 +179,10 @@ def confounded(f, others, nt, members=()):
         # A worker killed while the job ends for the notice fails it, with the worker's status
         # (a worker that fails after the notice is a failure: docs/guides/spot-and-maintenance.md).
         return any(o["kind"] == "kill_worker" for o in others)
+    if kind in ("kill_launcher", "kill_node0") and same_host:
+        # Its host paused or cut off as it is killed: who it was (seated or waiting) cannot be
+        # read from the host, and its loss is heard at its lease's end, as the silence's is.
+        return True
     if ends_rounds(f, nt):  # a new round is expected: others may leave too few nodes for one
         away = {o["host_hit"] for o in others if o["kind"] in HOST_OUT + ("sick",)}
         # A waiting launcher away (paused, cut off: its connection open) may be the one seated
@@ -228,7 +232,15 @@ def judge(record, history, job):
         stopped = getattr(job, "stopped_at", None) is not None and end >= job.stopped_at
         starting = any(0 <= t0 - s <= nt for s in getattr(job, "incarnation_starts", [])[1:])
         members = getattr(job.hosts, "etcd_members", None) or ()
-        if stopped or starting or confounded(f, others, nt, members):
+        # A notice of this incarnation fired before it stands until the job ends (the platform
+        # lists it until the machine goes): a launcher seated on its host meanwhile (a spare, a
+        # comeback) hears it and the job ends preempted, whatever this fault was to do.
+        starts = getattr(job, "incarnation_starts", [0])[1:]
+        incarnation = 1 + sum(1 for s in starts if s <= t0)
+        notice_standing = f["kind"] != "notice" and any(
+            o["kind"] == "notice" and o["fired"] < t0 and
+            (o.get("target") or {}).get("incarnation") == incarnation for o in fired)
+        if stopped or starting or notice_standing or confounded(f, others, nt, members):
             row["verdict"] = "overlapped"
         else:
             row["verdict"] = "held" if ok else "BROKEN"

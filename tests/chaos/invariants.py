@@ -187,7 +187,16 @@ def one_verdict(job, record):
                 if other.incarnation == incarnation and other is not launch
                 for row in read_jsonl(other.files["events"])
                 if row.get("kind") == "rendezvous_formed" and row.get("node_rank", -1) >= 0)
-            if own_loss or left_early:
+            # Or draining a notice, its own worker failed after every other launcher of the job
+            # had ended (preempted, each told its own workers' end): no node was left to agree
+            # with it (a worker that fails after the notice is a failure: its node says so).
+            others_ended = [other.ended for other in job.launches
+                            if other.incarnation == incarnation and other is not launch
+                            and other.number not in killed and not other.stopped_by_harness]
+            failed_after_all = bool(summary.get("notice")) and bool(failure.get("time")) and \
+                bool(others_ended) and None not in others_ended and \
+                event_time({"time": failure["time"]}) > max(others_ended)
+            if own_loss or left_early or failed_after_all:
                 gone_alone += 1
                 continue
             ends.append((launch.proc.returncode, summary.get("exit_code"),
@@ -197,7 +206,7 @@ def one_verdict(job, record):
         stragglers = sum(l.stopped_by_harness for l in job.launches if l.incarnation == incarnation)
         told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})) +
                     (f" ({stragglers} come after its end, stopped)" if stragglers else "") +
-                    (f" ({gone_alone} gone alone before its end: counted lost, or preempted)" if gone_alone else ""))
+                    (f" ({gone_alone} gone alone: counted lost, preempted, or failed after every other had ended)" if gone_alone else ""))
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")
