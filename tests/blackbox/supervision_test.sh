@@ -100,10 +100,12 @@ check "one untagged worker, console a file: stdout through the launcher, stderr 
   bash -c "grep -q '^pipe:' '$WORK/one.out' && grep -qx '  | oops' '$WORK/one.err'"
 
 # A console that reads nothing for a while does not hold the workers up: they write 20 MB
-# and finish while it sleeps, and it still gets every byte afterwards.
+# and finish while it reads nothing (up to 30 s: a sanitizer build on a loaded machine took
+# over 3), and it still gets every byte afterwards.
 clean "$BIN" --nproc-per-node 2 --log-dir "$WORK/slow" -- sh -c \
   "head -c 10000000 /dev/zero | tr '\\\\0' 'x' | fold -w 99; touch '$WORK/slow-done-'\$RANK" |
-  { sleep 3; [ -e "$WORK/slow-done-0" ] && [ -e "$WORK/slow-done-1" ] && echo finished-first >"$WORK/slow-verdict"
+  { for _ in $(seq 300); do [ -e "$WORK/slow-done-0" ] && [ -e "$WORK/slow-done-1" ] && break; sleep 0.1; done
+    [ -e "$WORK/slow-done-0" ] && [ -e "$WORK/slow-done-1" ] && echo finished-first >"$WORK/slow-verdict"
     wc -l >"$WORK/slow-lines"; }
 check "slow console: the workers finished before it read anything" [ -e "$WORK/slow-verdict" ]
 check "slow console: then every line (2 x 101,011)" [ "$(cat "$WORK/slow-lines")" = 202022 ]
