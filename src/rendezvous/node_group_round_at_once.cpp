@@ -123,8 +123,10 @@ Result<std::optional<std::string>> NodeGroup::node0_verdict(RendezvousClient& fr
     if (*ended) {
       const auto why = job_failure_from_json(**ended);
       if (options_.say) {
+        // Named as the round's end names it: node 0 itself (its loss, found first by another
+        // member), or what ended the round before node 0 came.
         options_.say("aml-launch: " + options_.self.host + ": round " + std::to_string(round_) +
-                     " ended before its node 0 said its verdict: " +
+                     "'s node 0 did not say its verdict; the round ended: " +
                      (why ? why->describe() : std::string("(unread)")) +
                      "; this node goes on to round " + std::to_string(round_ + 1) + "\n");
       }
