@@ -249,22 +249,30 @@ def seats_half_given(hosts, job):
         check("etcd (seats half given): the first round forms with three nodes and a spare",
               False)
         return
-    for _ in range(6):
+    tried = []  # (host, pid) of each worker killed
+    for _ in range(10):
         if os.path.exists(fired):
             break
-        seated = [l for l in job.live() if in_a_round(l)]
-        victim = next((l for l in seated if l.host != 0), None)
-        if victim is None:
+        # A seated launcher other than host 0's with its worker running: just after a round
+        # forms its worker may not be spawned yet (under load), so it is waited for.
+        found = []
+
+        def victim_found():
+            seated = [l for l in job.live() if in_a_round(l) and l.host != 0]
+            found[:] = [(l, w) for l in seated for w in [worker_of(hosts, l.host)] if w]
+            return bool(found)
+
+        if not wait_until(victim_found, 30):
             break
-        worker = worker_of(hosts, victim.host)
-        if worker is None:
-            break
+        victim, worker = found[0]
         ended = time.time()
         os.kill(worker, signal.SIGKILL)
+        tried.append((victim.host, worker))
         wait_until(lambda: os.path.exists(fired) or
                    sum(round_formed_since(l, ended) > 0 for l in job.live()) >= 3, 30)
     check("etcd (seats half given): a round's giver was lost between node 0's place and the "
-          "others'", os.path.exists(fired))
+          "others'", os.path.exists(fired),
+          f"workers killed (host, pid): {tried}\n" + "\n".join(outcome(l) for l in job.live()))
     if not os.path.exists(fired):
         return
     lost = time.time()
