@@ -116,9 +116,11 @@ AML_LAUNCH_PROGRESS_FD (the page aml::progress() and aml_launch.progress() count
 AML_LAUNCH_NOTICE_FILE where a notice can come (a platform asked, or --notice-signal: where a
 notice of the job's end is written when one comes, on any node, as aml::notice() and
 aml_launch.notice() read it; no file until then),
-PYTHONFAULTHANDLER=1 and PyTorch's NCCL flight recorder (TORCH_NCCL_TRACE_BUFFER_SIZE,
-TORCH_NCCL_DUMP_ON_TIMEOUT, TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_NCCL_DEBUG_INFO_PIPE_FILE)
-when unset, with --framework tensorflow a TF_CONFIG naming every worker, and with
+PYTHONFAULTHANDLER=1 and PyTorch's flight recorder (TORCH_NCCL_DEBUG_INFO_PIPE_FILE, and
+under the names the workers' torch reads, TORCH_FR_* from the torch that renamed each: the
+buffer TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE, the dump TORCH_FR_DUMP_TEMP_FILE
+or TORCH_NCCL_DEBUG_INFO_TEMP_FILE, TORCH_FR_DUMP_ON_TIMEOUT or TORCH_NCCL_DUMP_ON_TIMEOUT)
+when unset under either name, with --framework tensorflow a TF_CONFIG naming every worker, and with
 --framework jax JAX_COORDINATOR_ADDRESS (process 0's coordinator, new at each round),
 JAX_COORDINATOR_BIND_ADDRESS (node 0's job address, not every interface), JAX_NUM_PROCESSES,
 JAX_PROCESS_ID, JAX_LOCAL_DEVICE_IDS (the worker's GPU, where there are GPUs) and PYTHONPATH

@@ -36,6 +36,7 @@ targets=(
   "fuzz_etcd_answers tests/fuzz/etcd_corpus 25000"
   "fuzz_torch_wire tests/fuzz/torch_corpus 20000"
   "fuzz_relay_wire tests/fuzz/relay_corpus 25000"
+  "fuzz_flight_dump tests/fuzz/flight_corpus 20000"
 )
 wanted=("$@")
 work=$(mktemp -d)

@@ -81,8 +81,11 @@ bool NodeGroup::hang_declared() {
 void NodeGroup::offer_places(const std::vector<RankPlace>& mine) {
   nlohmann::json out = nlohmann::json::array();
   for (const RankPlace& p : mine) {
-    out.push_back(
-        {{"rank", p.rank}, {"node_rank", p.node_rank}, {"place", p.place}, {"detail", p.detail}});
+    out.push_back({{"rank", p.rank},
+                   {"node_rank", p.node_rank},
+                   {"place", p.place},
+                   {"detail", p.detail},
+                   {"collectives", collectives_json(p.collectives)}});
   }
   (void)control_->set(node_key("places/" + inquiry_, options_.self.node_rank), out.dump());
 }
@@ -102,7 +105,8 @@ std::optional<std::vector<RankPlace>> NodeGroup::pooled_places(bool last_chance)
       if (!parsed.is_array()) continue;
       for (const auto& p : parsed) {
         all.push_back({p.value("rank", -1), p.value("node_rank", 0), p.value("place", ""),
-                       p.value("detail", "")});
+                       p.value("detail", ""),
+                       collectives_from_json(p.value("collectives", nlohmann::json()))});
       }
     }
   }

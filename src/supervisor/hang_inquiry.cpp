@@ -1,9 +1,15 @@
 #include "supervisor/hang_inquiry.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "flight/pickle_subset.hpp"
 
 namespace aml {
 namespace {
@@ -12,6 +18,16 @@ namespace {
 constexpr std::chrono::milliseconds kPoll{50};
 // A rank whose main thread ran this share of the time between the two looks is working.
 constexpr double kBusyShare = 0.2;
+
+// Whether the process has PyTorch loaded: one whose recorder did not answer is said to be so.
+bool maps_torch(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("/libtorch") != std::string::npos) return true;
+  }
+  return false;
+}
 
 std::string seconds_to_tenths(double s) {
   char text[32];
@@ -146,7 +162,7 @@ void HangInquiry::advance(Clock::time_point now) {
         auto all = hooks_.peers->pooled_places(now >= phase_deadline_);
         if (!all) return;
         report_.places = std::move(*all);
-        report_.verdict = hang_verdict(report_.places);
+        report_.decide();
         phase_ = Phase::done;
         break;
       }
@@ -182,28 +198,89 @@ void HangInquiry::compare_looks(Clock::time_point now) {
 
 void HangInquiry::request_flight_recorder(Clock::time_point now) {
   phase_deadline_ = now + settings_.flight_recorder_wait;
+  dumps_.assign(targets_.size(), "");
+  dump_sizes_.assign(targets_.size(), -1);
+  pipe_unanswered_.assign(targets_.size(), false);
   if (settings_.flight_recorder_pipe_prefix.empty()) return;
-  for (const Target& t : targets_) {
-    const std::string pipe =
-        settings_.flight_recorder_pipe_prefix + std::to_string(t.rank) + ".pipe";
-    // Non-blocking: no reader (no PyTorch NCCL there) is ENXIO, not a wait.
-    int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) continue;
-    if (write(fd, "1\n", 2) == 2) {
-      dumps_.push_back(settings_.flight_recorder_dump_prefix + std::to_string(t.rank));
-    }
-    close(fd);
+  for (std::size_t i = 0; i < targets_.size(); ++i) {
+    if (ask_for_dump(i)) continue;
+    if (maps_torch(looks_[i].pid))
+      looks_[i].collectives.status = RankCollectives::Status::no_recorder;
   }
 }
 
-// The dumps come from a thread of each rank's own: before gdb pauses the ranks and SIGABRT
-// ends them, a few seconds for the dumps to be there.
-bool HangInquiry::flight_recorder_done(Clock::time_point now) const {
-  if (now >= phase_deadline_) return true;
-  for (const std::string& dump : dumps_) {
-    if (access(dump.c_str(), F_OK) != 0) return false;
+// Writes the rank's pipe; false where nobody reads it. A pipe that is there but unread is
+// asked again until the wait ends: its reader is a thread blocked in open(), and py-spy's look
+// a moment ago interrupted that open; on a loaded machine it is back in it only later.
+bool HangInquiry::ask_for_dump(std::size_t i) {
+  const std::string rank = std::to_string(targets_[i].rank);
+  const std::string pipe = settings_.flight_recorder_pipe_prefix + rank + ".pipe";
+  // Non-blocking: no reader is ENXIO, not a wait.
+  int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    struct stat st;
+    pipe_unanswered_[i] = errno == ENXIO && stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+    return false;
   }
+  pipe_unanswered_[i] = false;
+  const std::string dump = settings_.flight_recorder_dump_prefix + rank;
+  unlink(dump.c_str());  // an earlier inquiry's dump is not this one's
+  if (write(fd, "1\n", 2) == 2) {
+    dumps_[i] = dump;
+    looks_[i].collectives.status = RankCollectives::Status::no_dump;
+  }
+  close(fd);
   return true;
+}
+
+// The dumps come from a thread of each rank's own: before gdb pauses the ranks and SIGABRT
+// ends them, a few seconds for the dumps to be there, and read (one written in place may be
+// seen half-written: it is read again as it grows).
+bool HangInquiry::flight_recorder_done(Clock::time_point now) {
+  bool all = true;
+  for (std::size_t i = 0; i < dumps_.size(); ++i) {
+    if (pipe_unanswered_[i]) {
+      all = false;
+      if (!ask_for_dump(i)) {
+        // Made by a recorder that never came back to it: said as one that did not answer.
+        if (now >= phase_deadline_)
+          looks_[i].collectives.status = RankCollectives::Status::no_recorder;
+        continue;
+      }
+    }
+    if (dumps_[i].empty() || looks_[i].collectives.status == RankCollectives::Status::read)
+      continue;
+    read_dump(i);
+    all = all && looks_[i].collectives.status == RankCollectives::Status::read;
+  }
+  return all || now >= phase_deadline_;
+}
+
+void HangInquiry::read_dump(std::size_t i) {
+  RankCollectives& mine = looks_[i].collectives;
+  struct stat st;
+  if (stat(dumps_[i].c_str(), &st) != 0 || st.st_size == dump_sizes_[i]) return;
+  dump_sizes_[i] = st.st_size;
+  const PickleLimits limits;
+  if (static_cast<std::size_t>(st.st_size) > limits.max_bytes) {
+    mine.status = RankCollectives::Status::unreadable;
+    mine.why = dumps_[i] + ": " + std::to_string(st.st_size) + " bytes, past the " +
+               std::to_string(limits.max_bytes) + " a dump is read up to";
+    return;
+  }
+  std::ifstream in(dumps_[i], std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto value = read_pickle_subset(bytes, limits);
+  auto digest =
+      value ? digest_flight_dump(*value) : Result<std::vector<GroupDigest>>(value.error());
+  if (!digest) {
+    mine.status = RankCollectives::Status::unreadable;
+    mine.why = dumps_[i] + ": " + digest.error().expected;
+    return;
+  }
+  mine.status = RankCollectives::Status::read;
+  mine.why.clear();
+  mine.groups = std::move(*digest);
 }
 
 void HangInquiry::start_gdb() {
@@ -257,7 +334,7 @@ void HangInquiry::finish(Clock::time_point now) {
   report_.timeout_seconds = settings_.timeout_seconds;
   report_.ranks = looks_;
   for (const RankLook& look : looks_) report_.places.push_back(look.digest());
-  report_.verdict = hang_verdict(report_.places);
+  report_.decide();
   if (hooks_.peers == nullptr) {
     phase_ = Phase::done;
     return;

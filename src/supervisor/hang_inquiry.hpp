@@ -106,7 +106,9 @@ class HangInquiry {
   bool tools_done(Clock::time_point now);
   void compare_looks(Clock::time_point now);
   void request_flight_recorder(Clock::time_point now);
-  bool flight_recorder_done(Clock::time_point now) const;
+  bool flight_recorder_done(Clock::time_point now);
+  bool ask_for_dump(std::size_t i);
+  void read_dump(std::size_t i);
   void start_gdb();
   bool aborts(std::size_t i) const;
   void freeze_python_ranks(Clock::time_point now);
@@ -123,7 +125,9 @@ class HangInquiry {
   std::vector<std::string> frames_;  // main thread's frames at the first look (py-spy)
   std::vector<std::unique_ptr<ToolProcess>> tools_;  // by target, the tool running now
   std::vector<std::size_t> aborted_;                 // targets given SIGABRT
-  std::vector<std::string> dumps_;                   // Flight Recorder dump files asked for
+  std::vector<std::string> dumps_;     // by target, the flight recorder dump asked for ("": none)
+  std::vector<long long> dump_sizes_;  // by target, the size its dump was last read at
+  std::vector<bool> pipe_unanswered_;  // by target: its pipe is there, nobody reads it yet
   Phase phase_ = Phase::first_look;
   Clock::time_point started_;
   Clock::time_point first_look_at_;

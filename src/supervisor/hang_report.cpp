@@ -34,7 +34,22 @@ std::string place_of(const RankLook& look) {
 RankPlace RankLook::digest() const {
   return RankPlace{rank, node_rank, place,
                    proc.describe() + ", " + seconds_to_hundredths(cpu_seconds) +
-                       " CPU in the last " + seconds_to_hundredths(interval_seconds)};
+                       " CPU in the last " + seconds_to_hundredths(interval_seconds),
+                   collectives};
+}
+
+void HangReport::decide() {
+  verdict = hang_verdict(places);
+  std::vector<RankCollectiveDigest> digests;
+  for (const RankPlace& p : places) digests.push_back({p.rank, p.node_rank, &p.collectives});
+  collective = collective_verdict(std::move(digests));
+  if (collective.line.empty()) return;
+  verdict += "; flight recorder: " + collective.line;
+  // Where the two name different ranks, both stand, and that is said.
+  const std::vector<int> by_stacks = odd_ranks(places);
+  if (!collective.named.empty() && !by_stacks.empty() && by_stacks != collective.named) {
+    verdict += " (the stacks and the flight recorder name different ranks)";
+  }
 }
 
 std::string RankLook::line() const {
@@ -99,6 +114,7 @@ std::string HangReport::json_text() const {
   nlohmann::ordered_json j;
   j["timeout_seconds"] = timeout_seconds;
   j["verdict"] = verdict;
+  j["collective"] = collective.json.is_null() ? nlohmann::ordered_json(nullptr) : collective.json;
   auto& all = j["ranks"] = nlohmann::ordered_json::array();
   for (const RankPlace& p : places) {
     all.push_back(

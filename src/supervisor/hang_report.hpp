@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "flight/collective_verdict.hpp"
 #include "supervisor/hang_verdict.hpp"
 #include "supervisor/job_failure.hpp"
 #include "supervisor/proc_state.hpp"
@@ -28,6 +29,7 @@ struct RankLook {
   std::string python_from;    // "py-spy", "faulthandler" or ""
   std::string native_stacks;  // gdb
   std::string place;
+  RankCollectives collectives;  // its flight recorder's digest
 
   RankPlace digest() const;
   // One line for the summary: "rank 2 (node 0): load_batch (train.py:9); S (sleeping) in ...".
@@ -40,8 +42,12 @@ struct HangReport {
   double timeout_seconds = 0;
   std::vector<RankLook> ranks;    // this node's
   std::vector<RankPlace> places;  // every node's, the verdict's input
-  std::string verdict;
+  std::string verdict;            // the stacks' odd one out, then the flight recorder's finding
+  CollectiveVerdict collective;
   std::string stacks_at;  // where the full stacks were written, for people
+
+  // The verdict from `places` (every node's): the same on every node.
+  void decide();
 
   std::string text() const;       // for stderr
   std::string json_text() const;  // the --summary-file's "hang" object

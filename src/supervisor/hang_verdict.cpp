@@ -35,20 +35,11 @@ std::string place_text(const std::string& place) {
   return place.empty() ? "an unknown place" : place;
 }
 
-}  // namespace
+using ByPlace = std::map<std::string, std::vector<const RankPlace*>>;
 
-std::string hang_verdict(std::vector<RankPlace> ranks) {
-  if (ranks.empty()) return "no rank could be looked at";
-  std::sort(ranks.begin(), ranks.end(),
-            [](const RankPlace& a, const RankPlace& b) { return a.rank < b.rank; });
-  std::map<std::string, std::vector<const RankPlace*>> by_place;
-  for (const RankPlace& r : ranks) by_place[r.place].push_back(&r);
-  if (by_place.size() == 1) {
-    return (ranks.size() == 1 ? "the only rank is in " : "every rank is in ") +
-           place_text(ranks.front().place) + ": none is the odd one out";
-  }
-  // The most common place is where the job waits; ties go to the place of the lowest rank
-  // among them (every node sorts the same way).
+// The most common place is where the job waits; ties go to the place of the lowest rank among
+// them (every node sorts the same way).
+const std::vector<const RankPlace*>* most_common(const ByPlace& by_place) {
   const std::vector<const RankPlace*>* most = nullptr;
   for (const auto& [place, group] : by_place) {
     if (most == nullptr || group.size() > most->size() ||
@@ -56,6 +47,22 @@ std::string hang_verdict(std::vector<RankPlace> ranks) {
       most = &group;
     }
   }
+  return most;
+}
+
+}  // namespace
+
+std::string hang_verdict(std::vector<RankPlace> ranks) {
+  if (ranks.empty()) return "no rank could be looked at";
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankPlace& a, const RankPlace& b) { return a.rank < b.rank; });
+  ByPlace by_place;
+  for (const RankPlace& r : ranks) by_place[r.place].push_back(&r);
+  if (by_place.size() == 1) {
+    return (ranks.size() == 1 ? "the only rank is in " : "every rank is in ") +
+           place_text(ranks.front().place) + ": none is the odd one out";
+  }
+  const std::vector<const RankPlace*>* most = most_common(by_place);
   std::vector<const std::vector<const RankPlace*>*> odd;
   std::size_t as_many = 0;  // other places holding as many ranks: no majority to stand out from
   for (const auto& [place, group] : by_place) {
@@ -86,6 +93,23 @@ std::string hang_verdict(std::vector<RankPlace> ranks) {
   text += "; " + ranks_text(*most) + nodes_text(*most) +
           (most->size() == 1 ? " waits in " : " wait in ") + place_text(most->front()->place);
   return text;
+}
+
+std::vector<int> odd_ranks(std::vector<RankPlace> ranks) {
+  if (ranks.empty()) return {};
+  std::sort(ranks.begin(), ranks.end(),
+            [](const RankPlace& a, const RankPlace& b) { return a.rank < b.rank; });
+  ByPlace by_place;
+  for (const RankPlace& r : ranks) by_place[r.place].push_back(&r);
+  const std::vector<const RankPlace*>* most = most_common(by_place);
+  std::vector<int> odd;
+  for (const auto& [place, group] : by_place) {
+    if (&group == most) continue;
+    if (group.size() == most->size()) return {};  // no place holds most
+    for (const RankPlace* r : group) odd.push_back(r->rank);
+  }
+  std::sort(odd.begin(), odd.end());
+  return odd;
 }
 
 }  // namespace aml

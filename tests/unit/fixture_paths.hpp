@@ -9,6 +9,8 @@ namespace aml::test {
 const char* torch_store_fixtures();
 // The NVML stand-in library (tests/health/nvml_stand_in.c) the build made.
 const char* nvml_stand_in_library();
+// torch's flight recorder dumps (tests/fixtures/flight-recorder).
+const char* flight_recorder_fixtures();
 // The placement tests' machines, written at build time (tests/fixtures/machines).
 const char* test_machines();
 

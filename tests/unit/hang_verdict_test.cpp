@@ -8,7 +8,9 @@
 namespace aml {
 namespace {
 
-RankPlace at(int rank, int node, std::string place) { return {rank, node, std::move(place), ""}; }
+RankPlace at(int rank, int node, std::string place) {
+  return {rank, node, std::move(place), "", {}};
+}
 
 TEST(HangVerdict, NamesTheRankThatIsNotWhereTheOthersWait) {
   EXPECT_EQ(hang_verdict({at(3, 1, "all_reduce (c10d.py:9)"), at(0, 0, "all_reduce (c10d.py:9)"),

@@ -1,0 +1,222 @@
+#include "flight/collective_digest.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace aml {
+namespace {
+
+// Bounds on what crosses nodes: a dump's strings are not trusted to be short or printable.
+constexpr std::size_t kMaxField = 64;
+
+std::string clean(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= kMaxField) {
+      out += "...";
+      break;
+    }
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  return out;
+}
+
+std::string text_of(const nlohmann::json& j) {
+  if (j.is_string()) return clean(j.get<std::string>());
+  if (j.is_null()) return "";
+  return clean(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+std::int64_t int_of(const nlohmann::json& j, std::int64_t otherwise) {
+  return j.is_number_integer() ? j.get<std::int64_t>() : otherwise;
+}
+
+// "[[4], [2, 3]]" from [[4], [2, 3]], as Python prints it (cut past kMaxField).
+void add_sizes(const nlohmann::json& sizes, std::string& out, int depth) {
+  if (out.size() > kMaxField) return;
+  if (!sizes.is_array() || depth > 4) {
+    out += text_of(sizes);
+    return;
+  }
+  out += "[";
+  for (std::size_t i = 0; i < sizes.size() && out.size() <= kMaxField; ++i) {
+    if (i) out += ", ";
+    add_sizes(sizes[i], out, depth + 1);
+  }
+  out += "]";
+}
+std::string sizes_text(const nlohmann::json& sizes) {
+  std::string out;
+  add_sizes(sizes, out, 0);
+  return out.size() > kMaxField ? out.substr(0, kMaxField) + "..." : out;
+}
+// "Float" from ["Float"], "Float, Long" from two.
+std::string dtypes_text(const nlohmann::json& dtypes) {
+  if (!dtypes.is_array()) return text_of(dtypes);
+  std::string out;
+  for (const auto& d : dtypes) out += (out.empty() ? "" : ", ") + text_of(d);
+  return clean(out);
+}
+
+// "nccl:all_reduce" -> "all_reduce"
+std::string op_of(const nlohmann::json& entry) {
+  std::string name = text_of(entry.value("profiling_name", nlohmann::json()));
+  if (auto colon = name.find(':'); colon != std::string::npos) name = name.substr(colon + 1);
+  return name;
+}
+
+Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size_t max_groups) {
+  auto fail = [](std::string why) {
+    return invalid("flight recorder dump", "a pickle", std::move(why));
+  };
+  if (!dump.is_object()) return fail("a dict at its top");
+  const auto entries = dump.find("entries");
+  if (entries == dump.end() || !entries->is_array()) return fail("an 'entries' list");
+  struct Seen {
+    GroupDigest digest;
+    std::size_t last_index = 0;  // where its newest entry is: the newest groups are kept
+    std::int64_t pg_id = -1;
+  };
+  std::map<std::string, Seen> groups;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& e = (*entries)[i];
+    if (!e.is_object()) return fail("each entry a dict; entry " + std::to_string(i) + " is not");
+    if (e.value("is_p2p", false)) continue;  // p2p has its own numbering
+    const auto pg = e.value("process_group", nlohmann::json());
+    if (!pg.is_array() || pg.empty()) return fail("entry " + std::to_string(i) + "'s group");
+    const std::string id = text_of(pg[0]);
+    Seen& seen = groups[id];
+    seen.digest.id = id;
+    if (pg.size() > 1) seen.digest.desc = text_of(pg[1]);
+    if (seen.digest.desc == "undefined") seen.digest.desc.clear();
+    seen.pg_id = int_of(e.value("pg_id", nlohmann::json()), seen.pg_id);
+    seen.last_index = i;
+    const std::int64_t seq = int_of(e.value("collective_seq_id", nlohmann::json()), -1);
+    if (seq < seen.digest.enqueued.seq) continue;  // the ring buffer's older entries
+    CollectiveCall& call = seen.digest.enqueued;
+    call.seq = seq;
+    call.op = op_of(e);
+    call.sizes = sizes_text(e.value("input_sizes", nlohmann::json()));
+    call.dtypes = dtypes_text(e.value("input_dtypes", nlohmann::json()));
+    call.created_ns = int_of(e.value("time_created_ns", nlohmann::json()), 0);
+  }
+  // What completed: the group's status where torch keeps one (by pg_id), else its entries'.
+  const auto status = dump.find("pg_status");
+  for (auto& [id, seen] : groups) {
+    if (status != dump.end() && status->is_object()) {
+      auto s = status->find(std::to_string(seen.pg_id));
+      if (s != status->end() && s->is_object()) {
+        seen.digest.completed = int_of(s->value("last_completed_collective", nlohmann::json()), -1);
+        continue;
+      }
+    }
+    for (const auto& e : *entries) {
+      const auto pg = e.value("process_group", nlohmann::json());
+      if (e.value("is_p2p", false) || !pg.is_array() || pg.empty() || text_of(pg[0]) != id)
+        continue;
+      if (e.value("state", "") == "completed") {
+        seen.digest.completed = std::max(
+            seen.digest.completed, int_of(e.value("collective_seq_id", nlohmann::json()), -1));
+      }
+    }
+  }
+  std::vector<Seen> kept;
+  for (auto& [id, seen] : groups) kept.push_back(std::move(seen));
+  std::sort(kept.begin(), kept.end(),
+            [](const Seen& a, const Seen& b) { return a.last_index > b.last_index; });
+  if (kept.size() > max_groups) kept.resize(max_groups);
+  std::vector<GroupDigest> out;
+  for (Seen& s : kept) out.push_back(std::move(s.digest));
+  std::sort(out.begin(), out.end(),
+            [](const GroupDigest& a, const GroupDigest& b) { return a.id < b.id; });
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<GroupDigest>> digest_flight_dump(const nlohmann::json& dump,
+                                                    std::size_t max_groups) {
+  try {
+    return digest_of(dump, max_groups);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of another type than torch writes ("is_p2p": 3): the dump is not trusted.
+    return invalid("flight recorder dump", "a pickle",
+                   std::string("fields of the types torch writes: ") + e.what());
+  }
+}
+
+namespace {
+
+const char* status_name(RankCollectives::Status s) {
+  switch (s) {
+    case RankCollectives::Status::no_recorder:
+      return "no_recorder";
+    case RankCollectives::Status::no_dump:
+      return "no_dump";
+    case RankCollectives::Status::unreadable:
+      return "unreadable";
+    case RankCollectives::Status::read:
+      return "read";
+    default:
+      return "not_asked";
+  }
+}
+
+}  // namespace
+
+nlohmann::json collectives_json(const RankCollectives& c) {
+  nlohmann::json j = {{"status", status_name(c.status)}};
+  if (!c.why.empty()) j["why"] = c.why.substr(0, 200);
+  if (c.status != RankCollectives::Status::read) return j;
+  auto& groups = j["groups"] = nlohmann::json::array();
+  for (const GroupDigest& g : c.groups) {
+    groups.push_back({{"id", g.id},
+                      {"desc", g.desc},
+                      {"seq", g.enqueued.seq},
+                      {"op", g.enqueued.op},
+                      {"sizes", g.enqueued.sizes},
+                      {"dtypes", g.enqueued.dtypes},
+                      {"created_ns", g.enqueued.created_ns},
+                      {"completed", g.completed}});
+  }
+  return j;
+}
+
+RankCollectives collectives_from_json(const nlohmann::json& j) {
+  RankCollectives c;
+  if (!j.is_object()) return c;
+  const std::string status = j.value("status", "");
+  c.status = status == "read"          ? RankCollectives::Status::read
+             : status == "no_recorder" ? RankCollectives::Status::no_recorder
+             : status == "no_dump"     ? RankCollectives::Status::no_dump
+             : status == "unreadable"  ? RankCollectives::Status::unreadable
+                                       : RankCollectives::Status::not_asked;
+  if (j.contains("why") && j["why"].is_string()) c.why = j["why"].get<std::string>();
+  const auto groups = j.find("groups");
+  if (groups == j.end() || !groups->is_array()) return c;
+  for (const auto& g : *groups) {
+    if (!g.is_object()) continue;
+    GroupDigest d;
+    d.id = text_of(g.value("id", nlohmann::json()));
+    d.desc = text_of(g.value("desc", nlohmann::json()));
+    d.enqueued.seq = int_of(g.value("seq", nlohmann::json()), -1);
+    d.enqueued.op = text_of(g.value("op", nlohmann::json()));
+    d.enqueued.sizes = text_of(g.value("sizes", nlohmann::json()));
+    d.enqueued.dtypes = text_of(g.value("dtypes", nlohmann::json()));
+    d.enqueued.created_ns = int_of(g.value("created_ns", nlohmann::json()), 0);
+    d.completed = int_of(g.value("completed", nlohmann::json()), -1);
+    c.groups.push_back(std::move(d));
+  }
+  return c;
+}
+
+std::string group_text(const GroupDigest& group) {
+  return group.desc.empty() ? "process group " + group.id : group.desc;
+}
+
+std::string call_text(const CollectiveCall& call, const GroupDigest& group) {
+  return (call.op.empty() ? std::string("a collective") : call.op) + " #" +
+         std::to_string(call.seq) + " of " + group_text(group);
+}
+
+}  // namespace aml
