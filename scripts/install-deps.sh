@@ -35,25 +35,25 @@ if ! python3 -c 'import ziglang' 2>/dev/null; then
   echo "install-deps: installing ziglang (pip)"
   python3 -m pip install -q --root-user-action=ignore ziglang >/dev/null
 fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" = 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 # The newest torch (PyPI, about 5 GB with its CUDA libraries; it runs on the CPU) in a virtual
-# environment of its own, for the flight recorder's tests (Debian's python3-torch is 1.13,
-# which has none). tests/CMakeLists.txt's AML_NEWEST_TORCH_PYTHON names its Python.
-newest_torch=/opt/aml-launch-tests/torch-2.15
+# environment of its own under the user's cache (after apt: python3-venv), for the flight
+# recorder's tests (Debian's python3-torch is 1.13, which has none). tests/CMakeLists.txt's
+# AML_NEWEST_TORCH_PYTHON names its Python.
+newest_torch="$HOME/.cache/aml-launch/torch-2.15"
 if ! "$newest_torch/bin/python" -c 'import numpy, torch, sys; sys.exit(torch.__version__ < "2.15")' 2>/dev/null; then
   echo "install-deps: installing torch 2.15 (pip) into $newest_torch"
   python3 -m venv "$newest_torch"
   "$newest_torch/bin/python" -m pip install -q --root-user-action=ignore "torch==2.15.*" numpy >/dev/null
 fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-echo "install-deps: installing ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" = 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
