@@ -228,11 +228,13 @@ zombie_probe='if [ "$RANK" = 0 ]; then
     done
     echo $n
   }
-  for i in $(seq 100); do (sleep 1 &); done
+  # Each sleep outlives the forks of all 100 on a loaded machine (1 s did not: under the
+  # sanitizer stage every one had ended before the count, "adopted=0").
+  for i in $(seq 100); do (sleep 4 &); done
   # The orphans are the launcher'"'"'s now (their subreaper): else none could be a zombie of its,
   # and the count below would prove nothing.
   adopted=$(state="*" want=sleep children)
-  sleep 2
+  sleep 5
   # A zombie lives for the instant between its exit and the reaping: only one that stays counts.
   for try in 1 2 3 4 5 6 7 8 9 10; do
     z=$(state=Z want="*" children)
