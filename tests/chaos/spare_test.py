@@ -54,6 +54,7 @@ def spare_turns_sick(hosts, job):
     if (first := first_round(job, engine)) is None:
         return
     spare, seated = first
+    sick_at = time.time()
     with open(job.sick_flag(spare.host), "w"):
         pass
     time.sleep(7)  # past the spare's last look at its checks
@@ -63,14 +64,16 @@ def spare_turns_sick(hosts, job):
     others = [l for l in seated if l is not victim]
     check(f"{engine}: a seated launcher killed, the two left run a round without the sick spare "
           f"within --node-timeout + 25 s",
+          # Benched by the round's giver after the kill, or by its own look at its checks
+          # before it (a look due in the 7 s, late on a loaded machine): either way since sick.
           wait_until(lambda: all(seated_in(l, since=killed) is not None for l in others) and
-                     benched_since(spare, killed), NODE_TIMEOUT + 25),
+                     benched_since(spare, sick_at), NODE_TIMEOUT + 25),
           "\n".join(outcome(l) for l in others + [spare]))
     time.sleep(2)
     check(f"{engine}: ... the spare, sick, was never seated (host {spare.host})",
           seated_in(spare, since=killed) is None and spare.alive(), outcome(spare))
     check(f"{engine}: ... it says it is benched for its failed check",
-          benched_since(spare, killed) and "failed its health check" in outcome(spare),
+          benched_since(spare, sick_at) and "failed its health check" in outcome(spare),
           outcome(spare))
 
 
