@@ -76,6 +76,7 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
     GroupDigest digest;
     std::size_t last_index = 0;  // where its newest entry is: the newest groups are kept
     std::int64_t pg_id = -1;
+    std::int64_t completed_by_state = -1;  // where torch keeps no status: its entries' states
   };
   std::map<std::string, Seen> groups;
   for (std::size_t i = 0; i < entries->size(); ++i) {
@@ -92,6 +93,9 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
     seen.pg_id = int_of(e.value("pg_id", nlohmann::json()), seen.pg_id);
     seen.last_index = i;
     const std::int64_t seq = int_of(e.value("collective_seq_id", nlohmann::json()), -1);
+    if (e.value("state", "") == "completed") {
+      seen.completed_by_state = std::max(seen.completed_by_state, seq);
+    }
     if (seq < seen.digest.enqueued.seq) continue;  // the ring buffer's older entries
     CollectiveCall& call = seen.digest.enqueued;
     call.seq = seq;
@@ -110,15 +114,7 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
         continue;
       }
     }
-    for (const auto& e : *entries) {
-      const auto pg = e.value("process_group", nlohmann::json());
-      if (e.value("is_p2p", false) || !pg.is_array() || pg.empty() || text_of(pg[0]) != id)
-        continue;
-      if (e.value("state", "") == "completed") {
-        seen.digest.completed = std::max(
-            seen.digest.completed, int_of(e.value("collective_seq_id", nlohmann::json()), -1));
-      }
-    }
+    seen.digest.completed = seen.completed_by_state;
   }
   std::vector<Seen> kept;
   for (auto& [id, seen] : groups) kept.push_back(std::move(seen));
@@ -185,7 +181,8 @@ nlohmann::json collectives_json(const RankCollectives& c) {
 RankCollectives collectives_from_json(const nlohmann::json& j) {
   RankCollectives c;
   if (!j.is_object()) return c;
-  const std::string status = j.value("status", "");
+  const auto said = j.find("status");
+  const std::string status = said != j.end() && said->is_string() ? said->get<std::string>() : "";
   c.status = status == "read"          ? RankCollectives::Status::read
              : status == "no_recorder" ? RankCollectives::Status::no_recorder
              : status == "no_dump"     ? RankCollectives::Status::no_dump

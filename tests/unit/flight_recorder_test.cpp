@@ -124,6 +124,20 @@ TEST(CollectiveDigest, PerGroupTheLastEnqueuedAndTheLastCompleted) {
   EXPECT_LT(collectives_json(rank0).dump().size(), 400u);
 }
 
+TEST(CollectiveDigest, WithoutATorchStatusTheEntriesStatesSayWhatCompleted) {
+  // An older torch's dump: no pg_status; NCCL's entries say "completed" as they end.
+  auto groups = digest_flight_dump(nlohmann::json::parse(R"({"entries": [
+      {"process_group": ["0", "default_pg"], "collective_seq_id": 1, "state": "completed"},
+      {"process_group": ["0", "default_pg"], "collective_seq_id": 2, "state": "started"}]})"));
+  ASSERT_TRUE(groups) << groups.error().message();
+  ASSERT_EQ(groups->size(), 1u);
+  EXPECT_EQ((*groups)[0].enqueued.seq, 2);
+  EXPECT_EQ((*groups)[0].completed, 1);
+  // And a crossing form whose status is not text reads as nothing asked, not a crash.
+  EXPECT_EQ(collectives_from_json(nlohmann::json::parse(R"({"status": 3})")).status,
+            RankCollectives::Status::not_asked);
+}
+
 TEST(CollectiveDigest, FieldsOfTheWrongTypeAreAnErrorNotACrash) {
   for (const char* bad : {R"({"entries": 3})", R"({"entries": [{"is_p2p": 3}]})",
                           R"({"entries": [{"process_group": ["0"], "state": 5}]})", R"([1])"}) {
