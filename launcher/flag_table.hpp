@@ -59,6 +59,9 @@ enum class FlagId : std::uint8_t {
   // Hangs.
   hang_timeout,
   hang_startup_timeout,
+  straggler_check,
+  straggler_share,
+  bench_stragglers,
   // Notices of a node's end (preemption, maintenance).
   notice_from,
   notice_signal,

@@ -23,6 +23,10 @@ std::string flight_recorder_dir(const Options& options, const Env& env, const st
 
 }  // namespace
 
+bool flight_recorder_wanted(const Options& options) {
+  return options.hang_timeout_seconds > 0 || options.straggler_check_seconds > 0;
+}
+
 // Python's faulthandler (SIGABRT then prints every thread's stack) and PyTorch's flight
 // recorder (a trace buffer, dumped on a timeout or when its pipe is written). The recorder's
 // variables under the names the workers' torch reads: each TORCH_FR_* name from the torch that
@@ -32,7 +36,7 @@ std::string flight_recorder_dir(const Options& options, const Env& env, const st
 EnvList hang_environment(const Options& options, const Topology& t, const Env& env,
                          const std::string& run_id) {
   EnvList out;
-  if (options.hang_timeout_seconds <= 0) return out;
+  if (!flight_recorder_wanted(options)) return out;
   const std::string dir = flight_recorder_dir(options, env, run_id.empty() ? t.run_id : run_id);
   const auto torch = worker_torch(options.command, options.program_interpreter, env);
   struct Wanted {
@@ -60,7 +64,7 @@ EnvList hang_environment(const Options& options, const Topology& t, const Env& e
 
 std::string prepare_hang_files(const Options& options, const Env& env, const EnvList& hang_env,
                                const std::string& run_id, RunOptions& run_options) {
-  if (options.hang_timeout_seconds <= 0) return "";
+  if (!flight_recorder_wanted(options)) return "";
   run_options.hang_dir = flight_recorder_dir(options, env, run_id);
   EnvList effective = hang_env;
   for (const char* name : {"TORCH_NCCL_DEBUG_INFO_TEMP_FILE", "TORCH_FR_DUMP_TEMP_FILE",

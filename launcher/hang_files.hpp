@@ -1,5 +1,6 @@
-// --hang-timeout's files (DESIGN §6): what the workers' Python and PyTorch are told (faulthandler,
-// the NCCL Flight Recorder's trace buffer, pipes and dumps) and where those files go.
+// --hang-timeout's and --straggler-check's files (DESIGN §6): what the workers' Python and PyTorch
+// are told (faulthandler, the NCCL Flight Recorder's trace buffer, pipes and dumps) and where those
+// files go.
 #pragma once
 
 #include <aml/topology.hpp>
@@ -11,6 +12,9 @@
 #include "topology/env.hpp"
 
 namespace aml {
+
+// --hang-timeout or --straggler-check: both read PyTorch's flight recorder.
+bool flight_recorder_wanted(const Options& options);
 
 // The variables for every worker; what the environment already sets is left alone.
 EnvList hang_environment(const Options& options, const Topology& t, const Env& env,

@@ -58,7 +58,7 @@ Where the topology comes from (the first source present wins; flags override any
   mpi or nccl) and AML_COMM_TIMEOUT (seconds for the ranks to meet); aml-preflight also
   AML_PREFLIGHT_MAX_BYTES (the largest allreduce) and AML_PREFLIGHT_FAULT (a fault the suite
   injects); aml-launch, AML_LAUNCH_TEST_FAILPOINT (a fault the suite's tests inject at a
-  named point).
+  named point) and AML_LAUNCH_TEST_CLOCK_SKEW_NS (a test node's clock set off by as much).
 
 Launch: a node-level source spawns --nproc-per-node workers (auto: the visible GPUs, else 1).
 A process-level source runs the command once as that rank, unless --nproc-per-node (N, auto,
@@ -115,7 +115,7 @@ PYTHONUNBUFFERED=1 when unset, on a multi-node job NCCL_SOCKET_IFNAME and GLOO_S
 AML_LAUNCH_PROGRESS_FD (the page aml::progress() and aml_launch.progress() count into),
 AML_LAUNCH_NOTICE_FILE where a notice can come (a platform asked, or --notice-signal: where a
 notice of the job's end is written when one comes, on any node, as aml::notice() and
-aml_launch.notice() read it; no file until then),
+aml_launch.notice() read it; no file until then), with --hang-timeout or --straggler-check
 PYTHONFAULTHANDLER=1 and PyTorch's flight recorder (TORCH_NCCL_DEBUG_INFO_PIPE_FILE, and
 under the names the workers' torch reads, TORCH_FR_* from the torch that renamed each: the
 buffer TORCH_FR_BUFFER_SIZE or TORCH_NCCL_TRACE_BUFFER_SIZE, the dump TORCH_FR_DUMP_TEMP_FILE

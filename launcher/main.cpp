@@ -329,6 +329,9 @@ int run(int argc, char** argv) {
   run_options.peers = group.get();
   run_options.hang_timeout_seconds = options.hang_timeout_seconds;
   run_options.hang_startup_timeout_seconds = options.hang_startup_timeout_seconds;
+  run_options.straggler_check_seconds = options.straggler_check_seconds;
+  run_options.straggler_share = options.straggler_share;
+  run_options.bench_stragglers = options.bench_stragglers;
   run_options.node_rank = plan.topology.node_rank;
   run_options.report_at_once = [&node](const RunOutcome& so_far) {
     return late_stop_text(so_far, node);

@@ -137,6 +137,30 @@ std::optional<Error> read_supervision(const CommandLine& line, Options& options)
   return std::nullopt;
 }
 
+std::optional<Error> read_stragglers(const CommandLine& line, Options& options) {
+  const std::string every = line.value(straggler_check);
+  if (line.has(straggler_check) && every != "off" && every != "0") {
+    // Under a second, the dumps would cost the ranks more than they tell.
+    auto seconds = flag_decimal(flag_name(line, straggler_check), every, 1, false, 86400,
+                                "seconds, from 1 up to 86400, or off");
+    if (!seconds) return seconds.error();
+    options.straggler_check_seconds = *seconds;
+  }
+  if (line.has(straggler_share)) {
+    auto share = flag_decimal(flag_name(line, straggler_share), line.value(straggler_share), 0,
+                              true, 1, "a share of the step above 0, up to 1");
+    if (!share) return share.error();
+    options.straggler_share = *share;
+  }
+  options.bench_stragglers = line.has(bench_stragglers);
+  for (FlagId needs : {straggler_share, bench_stragglers}) {
+    if (line.has(needs) && options.straggler_check_seconds <= 0)
+      return invalid(flag_name(line, needs), line.has(straggler_check) ? every : "given",
+                     "--straggler-check S with it (the check is off)");
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> read_hangs(const CommandLine& line, Options& options) {
   // Off unless given, or set for a whole cluster's jobs in the environment.
   const std::string hang = line.value(hang_timeout);
@@ -149,8 +173,11 @@ std::optional<Error> read_hangs(const CommandLine& line, Options& options) {
   // Loading a large checkpoint from blob storage on every node, compiling kernels, the first
   // meeting of thousands of ranks: tens of minutes, silent, and healthy.
   options.hang_startup_timeout_seconds = std::max(1800.0, 10 * options.hang_timeout_seconds);
-  return seconds_from(line, hang_startup_timeout, 0, true, 604800,
-                      "seconds, above 0 and up to 604800", options.hang_startup_timeout_seconds);
+  if (auto error =
+          seconds_from(line, hang_startup_timeout, 0, true, 604800,
+                       "seconds, above 0 and up to 604800", options.hang_startup_timeout_seconds))
+    return error;
+  return read_stragglers(line, options);
 }
 
 std::optional<Error> read_placement_and_preflight(const CommandLine& line, Options& options) {

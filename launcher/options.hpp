@@ -45,6 +45,9 @@ struct Options {
   double node_timeout_seconds = 60;
   double hang_timeout_seconds = 0;  // 0: off
   double hang_startup_timeout_seconds = 1800;
+  double straggler_check_seconds = 0;  // 0: off
+  double straggler_share = 0.2;
+  bool bench_stragglers = false;
   // Notices of this node's end (--notice-from, --notice-signal, --notice-to-workers).
   std::string notice_from = "auto";  // auto, none, or a list of azure, aws, gcp
   int notice_signal = 0;             // 0: none

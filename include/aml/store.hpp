@@ -77,6 +77,8 @@ class StoreClient {
   // Says "alive" without waiting for an answer (there is none): an error only where the
   // connection is gone (see set_reply_timeout).
   Result<bool> heartbeat();
+  // The store's host's clock (CLOCK_REALTIME, nanoseconds since the epoch).
+  Result<std::int64_t> clock_ns();
 
   // For event loops: start_get sends a get and returns at once; when fd() turns readable,
   // finish_get reads its answer. No other request may be sent in between.

@@ -65,7 +65,28 @@ std::string op_of(const nlohmann::json& entry) {
   return name;
 }
 
-Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size_t max_groups) {
+// FNV-1a of the call's op, sizes and dtypes, folded to 16 bits: short on the wire.
+std::uint32_t mark_of(const CollectiveCall& call) {
+  std::uint32_t h = 2166136261u;
+  for (const std::string* part : {&call.op, &call.sizes, &call.dtypes}) {
+    for (unsigned char c : *part + "|") h = (h ^ c) * 16777619u;
+  }
+  return (h >> 16) ^ (h & 0xffff);
+}
+
+// The group's completed calls enqueued by the cut-off, the newest `count`, oldest first.
+void keep_recent(std::vector<TimedCall>& calls, std::int64_t completed, const RecentCalls& want) {
+  std::erase_if(calls, [&](const TimedCall& c) {
+    return c.seq > completed || c.created_ns > want.enqueued_by_ns ||
+           c.created_ns <= want.enqueued_after_ns;
+  });
+  std::sort(calls.begin(), calls.end(),
+            [](const TimedCall& a, const TimedCall& b) { return a.seq < b.seq; });
+  if (calls.size() > want.count) calls.erase(calls.begin(), calls.end() - want.count);
+}
+
+Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size_t max_groups,
+                                           const RecentCalls& recent) {
   auto fail = [](std::string why) {
     return invalid("flight recorder dump", "a pickle", std::move(why));
   };
@@ -96,25 +117,26 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
     if (e.value("state", "") == "completed") {
       seen.completed_by_state = std::max(seen.completed_by_state, seq);
     }
-    if (seq < seen.digest.enqueued.seq) continue;  // the ring buffer's older entries
-    CollectiveCall& call = seen.digest.enqueued;
+    if (seq < seen.digest.enqueued.seq && recent.count == 0) continue;  // older entries
+    CollectiveCall call;
     call.seq = seq;
     call.op = op_of(e);
     call.sizes = sizes_text(e.value("input_sizes", nlohmann::json()));
     call.dtypes = dtypes_text(e.value("input_dtypes", nlohmann::json()));
     call.created_ns = int_of(e.value("time_created_ns", nlohmann::json()), 0);
+    if (recent.count > 0) seen.digest.recent.push_back({seq, call.created_ns, mark_of(call)});
+    if (seq >= seen.digest.enqueued.seq) seen.digest.enqueued = std::move(call);
   }
   // What completed: the group's status where torch keeps one (by pg_id), else its entries'.
   const auto status = dump.find("pg_status");
   for (auto& [id, seen] : groups) {
+    seen.digest.completed = seen.completed_by_state;
     if (status != dump.end() && status->is_object()) {
       auto s = status->find(std::to_string(seen.pg_id));
-      if (s != status->end() && s->is_object()) {
+      if (s != status->end() && s->is_object())
         seen.digest.completed = int_of(s->value("last_completed_collective", nlohmann::json()), -1);
-        continue;
-      }
     }
-    seen.digest.completed = seen.completed_by_state;
+    keep_recent(seen.digest.recent, seen.digest.completed, recent);
   }
   std::vector<Seen> kept;
   for (auto& [id, seen] : groups) kept.push_back(std::move(seen));
@@ -131,9 +153,10 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
 }  // namespace
 
 Result<std::vector<GroupDigest>> digest_flight_dump(const nlohmann::json& dump,
-                                                    std::size_t max_groups) {
+                                                    std::size_t max_groups,
+                                                    const RecentCalls& recent) {
   try {
-    return digest_of(dump, max_groups);
+    return digest_of(dump, max_groups, recent);
   } catch (const nlohmann::json::exception& e) {
     // A field of another type than torch writes ("is_p2p": 3): the dump is not trusted.
     return invalid("flight recorder dump", "a pickle",

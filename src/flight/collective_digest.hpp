@@ -4,6 +4,7 @@
 // place through the engine the job uses.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,11 +22,31 @@ struct CollectiveCall {
   std::int64_t created_ns = 0;  // when the rank enqueued it (the epoch, its node's clock)
 };
 
+// A call as the straggler check compares it: when the rank enqueued it, and a short mark of
+// its op, sizes and dtypes (a step's calls come again with the same marks: the step's period).
+struct TimedCall {
+  std::int64_t seq = -1;
+  std::int64_t created_ns = 0;
+  std::uint32_t mark = 0;
+};
+
 struct GroupDigest {
   std::string id;               // the process group's name in torch ("0" for the default group)
   std::string desc;             // its description ("default_pg"), "" where torch has none
   CollectiveCall enqueued;      // the last one this rank enqueued
   std::int64_t completed = -1;  // the last sequence number it completed (-1: none)
+  // The straggler check's (not in the crossing form): the newest completed calls enqueued by
+  // the cut-off, oldest first.
+  std::vector<TimedCall> recent;
+};
+
+// What digest_flight_dump keeps for the straggler check.
+struct RecentCalls {
+  std::size_t count = 0;                    // a group; 0: none
+  std::int64_t enqueued_by_ns = INT64_MAX;  // the cut-off, the rank's clock
+  // ... and after this (the last sample's cut-off): a sample sees only what is new, so that
+  // one rank's pause for a moment counts in one sample, not in each whose window holds it.
+  std::int64_t enqueued_after_ns = INT64_MIN;
 };
 
 // What the launcher got of a rank's recorder.
@@ -45,7 +66,8 @@ struct RankCollectives {
 // The groups a dump (read_pickle_subset's value) speaks of, or what is not as a flight recorder
 // writes it. The newest `max_groups` groups are kept (a job with a group per layer).
 Result<std::vector<GroupDigest>> digest_flight_dump(const nlohmann::json& dump,
-                                                    std::size_t max_groups = 16);
+                                                    std::size_t max_groups = 16,
+                                                    const RecentCalls& recent = {});
 
 // The crossing form, and back (fields past their bounds are cut; what is not there is empty).
 nlohmann::json collectives_json(const RankCollectives& c);

@@ -79,6 +79,13 @@ void MetricsBoard::on_event(const Event& event) {
     hang_inquiries_ += 1;
   } else if (kind == "hang") {
     hang_verdicts_ += 1;
+  } else if (kind == "lateness") {
+    // The deciding node's last sample: every rank measured, whichever node it is on.
+    lateness_.clear();
+    for (const auto& r : details.value("ranks", nlohmann::ordered_json::array())) {
+      if (r.is_array() && r.size() == 3 && r[2].is_number())
+        lateness_[{r[0].get<int>(), r[1].get<int>()}] = r[2].get<double>();
+    }
   } else if (kind == "launch") {
     nodes_ = int_of(details, "nnodes", nodes_);
   }
@@ -163,6 +170,13 @@ std::string MetricsBoard::render() {
              hang_inquiries_);
   out.single("aml_launch_hang_verdicts_total", "counter",
              "Hang verdicts: the job was stopped for a hang.", hang_verdicts_);
+  out.family("aml_launch_rank_lateness_seconds", "gauge",
+             "--straggler-check's last sample: each rank's mean lateness at the collectives (when "
+             "it enqueued each, after the earliest rank of the group); on the deciding node.");
+  for (const auto& [who, seconds] : lateness_) {
+    out.sample("aml_launch_rank_lateness_seconds", seconds,
+               {{"rank", std::to_string(who.first)}, {"node", std::to_string(who.second)}});
+  }
   // The workers' and the launcher's own use, read now.
   out.family("aml_launch_worker_cpu_seconds_total", "counter",
              "Each running worker's CPU time (user and system, its reaped children's with it).");

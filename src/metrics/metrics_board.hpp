@@ -57,6 +57,7 @@ class MetricsBoard : public EventObserver {
   double hang_inquiries_ = 0;
   double hang_verdicts_ = 0;
   std::vector<double> rendezvous_waits_;
+  std::map<std::pair<int, int>, double> lateness_;  // by rank and node: the last sample's
 };
 
 }  // namespace aml

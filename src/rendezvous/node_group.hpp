@@ -138,6 +138,11 @@ class NodeGroup : public PeerLink {
   bool everyone_frozen() override;
   void offer_places(const std::vector<RankPlace>& mine) override;
   std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) override;
+  std::optional<std::int64_t> clock_offset_ns() override;  // node_group_stragglers.cpp
+  void offer_calls(std::int64_t sample, const std::string& calls) override;
+  std::optional<std::vector<std::string>> pooled_calls(std::int64_t sample,
+                                                       bool last_chance) override;
+  bool bench_straggler(int node_rank, const std::string& why) override;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -191,6 +196,7 @@ class NodeGroup : public PeerLink {
 
  private:
   void bench_by_last_round(BenchBook& book, const LastRound& last, int round) const;
+  void bench_stragglers(BenchBook& book, const LastRound& last, int round) const;
   // Said once: this node sits out (benched, or failing its checks) and waits for the job's end
   // (`meanwhile`: what it does instead, where it is not only waiting).
   void waits_benched(const std::string& why, const std::string& meanwhile = "");

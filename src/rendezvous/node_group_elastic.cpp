@@ -87,6 +87,7 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   BenchBook book{last.bench, last.first_failures, {}, {}};
   for (const auto& seat : last.seats) book.seated_last.insert(seat.first);
   bench_by_last_round(book, last, round);
+  bench_stragglers(book, last, round);
   std::map<long, std::string> sitting_out;
   std::vector<long> reseatable;
   // Node 0's store's host is launcher 0, node 0 wherever it is seated; under etcd the

@@ -130,6 +130,12 @@ class RendezvousClient {
   // rendezvous is known alive. Node 0's store sends nothing and says false: a follower's watch
   // asking again is its sign of life there (group_timing.hpp).
   virtual Result<bool> heartbeat() = 0;
+  // The clock of whoever serves the rendezvous (node 0's store's host), CLOCK_REALTIME in
+  // nanoseconds: the launchers' one clock for comparing their ranks' times. etcd has none to
+  // give: an error.
+  virtual Result<std::int64_t> clock_ns() {
+    return invalid("the rendezvous", "etcd", "a store that tells its clock (etcd does not)");
+  }
   // etcd: whether this launcher sets the last wills of others whose leases end. A few of a
   // job's launchers do (each will put is an event for every launcher that watches the wills);
   // node 0's store sets them itself.

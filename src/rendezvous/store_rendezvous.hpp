@@ -63,6 +63,7 @@ class StoreRendezvous : public RendezvousClient {
   }
   // Nothing to send: the watch's asking again is a follower's sign of life (group_timing.hpp).
   Result<bool> heartbeat() override { return false; }
+  Result<std::int64_t> clock_ns() override { return client_.clock_ns(); }
   Result<bool> start_get(std::string_view key, std::chrono::milliseconds timeout) override {
     return client_.start_get(key, timeout);
   }

@@ -1,15 +1,7 @@
 #include "supervisor/hang_inquiry.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
-
-#include "flight/pickle_subset.hpp"
 
 namespace aml {
 namespace {
@@ -198,38 +190,27 @@ void HangInquiry::compare_looks(Clock::time_point now) {
 
 void HangInquiry::request_flight_recorder(Clock::time_point now) {
   phase_deadline_ = now + settings_.flight_recorder_wait;
-  dumps_.assign(targets_.size(), "");
-  dump_sizes_.assign(targets_.size(), -1);
+  dumps_.clear();
   pipe_unanswered_.assign(targets_.size(), false);
   if (settings_.flight_recorder_pipe_prefix.empty()) return;
   for (std::size_t i = 0; i < targets_.size(); ++i) {
+    const std::string rank = std::to_string(targets_[i].rank);
+    dumps_.emplace_back(settings_.flight_recorder_pipe_prefix + rank + ".pipe",
+                        settings_.flight_recorder_dump_prefix + rank);
     if (ask_for_dump(i)) continue;
     if (maps_torch(looks_[i].pid))
       looks_[i].collectives.status = RankCollectives::Status::no_recorder;
   }
 }
 
-// Writes the rank's pipe; false where nobody reads it. A pipe that is there but unread is
-// asked again until the wait ends: its reader is a thread blocked in open(), and py-spy's look
-// a moment ago interrupted that open; on a loaded machine it is back in it only later.
+// False where nobody reads the rank's pipe. A pipe that is there but unread is asked again
+// until the wait ends: its reader is a thread blocked in open(), and py-spy's look a moment
+// ago interrupted that open; on a loaded machine it is back in it only later.
 bool HangInquiry::ask_for_dump(std::size_t i) {
-  const std::string rank = std::to_string(targets_[i].rank);
-  const std::string pipe = settings_.flight_recorder_pipe_prefix + rank + ".pipe";
-  // Non-blocking: no reader is ENXIO, not a wait.
-  int fd = open(pipe.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    struct stat st;
-    pipe_unanswered_[i] = errno == ENXIO && stat(pipe.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
-    return false;
-  }
-  pipe_unanswered_[i] = false;
-  const std::string dump = settings_.flight_recorder_dump_prefix + rank;
-  unlink(dump.c_str());  // an earlier inquiry's dump is not this one's
-  if (write(fd, "1\n", 2) == 2) {
-    dumps_[i] = dump;
-    looks_[i].collectives.status = RankCollectives::Status::no_dump;
-  }
-  close(fd);
+  const FlightDump::Asked asked = dumps_[i].ask();
+  pipe_unanswered_[i] = asked == FlightDump::Asked::unanswered;
+  if (asked != FlightDump::Asked::yes) return false;
+  if (dumps_[i].asked()) looks_[i].collectives.status = RankCollectives::Status::no_dump;
   return true;
 }
 
@@ -248,7 +229,7 @@ bool HangInquiry::flight_recorder_done(Clock::time_point now) {
         continue;
       }
     }
-    if (dumps_[i].empty() || looks_[i].collectives.status == RankCollectives::Status::read)
+    if (!dumps_[i].asked() || looks_[i].collectives.status == RankCollectives::Status::read)
       continue;
     read_dump(i);
     all = all && looks_[i].collectives.status == RankCollectives::Status::read;
@@ -258,24 +239,13 @@ bool HangInquiry::flight_recorder_done(Clock::time_point now) {
 
 void HangInquiry::read_dump(std::size_t i) {
   RankCollectives& mine = looks_[i].collectives;
-  struct stat st;
-  if (stat(dumps_[i].c_str(), &st) != 0 || st.st_size == dump_sizes_[i]) return;
-  dump_sizes_[i] = st.st_size;
-  const PickleLimits limits;
-  if (static_cast<std::size_t>(st.st_size) > limits.max_bytes) {
-    mine.status = RankCollectives::Status::unreadable;
-    mine.why = dumps_[i] + ": " + std::to_string(st.st_size) + " bytes, past the " +
-               std::to_string(limits.max_bytes) + " a dump is read up to";
-    return;
-  }
-  std::ifstream in(dumps_[i], std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto value = read_pickle_subset(bytes, limits);
+  auto value = dumps_[i].read_if_grown();
+  if (!value) return;
   auto digest =
-      value ? digest_flight_dump(*value) : Result<std::vector<GroupDigest>>(value.error());
+      *value ? digest_flight_dump(**value) : Result<std::vector<GroupDigest>>(value->error());
   if (!digest) {
     mine.status = RankCollectives::Status::unreadable;
-    mine.why = dumps_[i] + ": " + digest.error().expected;
+    mine.why = dumps_[i].path() + ": " + digest.error().expected;
     return;
   }
   mine.status = RankCollectives::Status::read;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "flight/flight_dump.hpp"
 #include "supervisor/hang_report.hpp"
 #include "supervisor/peer_link.hpp"
 #include "supervisor/reactor.hpp"
@@ -127,8 +128,7 @@ class HangInquiry {
   std::vector<std::string> frames_;  // main thread's frames at the first look (py-spy)
   std::vector<std::unique_ptr<ToolProcess>> tools_;  // by target, the tool running now
   std::vector<std::size_t> aborted_;                 // targets given SIGABRT
-  std::vector<std::string> dumps_;     // by target, the flight recorder dump asked for ("": none)
-  std::vector<long long> dump_sizes_;  // by target, the size its dump was last read at
+  std::vector<FlightDump> dumps_;      // by target, its flight recorder (none: no pipes)
   std::vector<bool> pipe_unanswered_;  // by target: its pipe is there, nobody reads it yet
   Phase phase_ = Phase::first_look;
   Clock::time_point started_;

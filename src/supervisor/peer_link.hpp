@@ -2,7 +2,9 @@
 // job must stop because of them, and tells them when this node fails first.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "notice/notice.hpp"
@@ -68,6 +70,30 @@ class PeerLink {
   // `last_chance`, those that came), the same on every node: the verdict's input.
   virtual void offer_places(const std::vector<RankPlace>& mine) = 0;
   virtual std::optional<std::vector<RankPlace>> pooled_places(bool last_chance) = 0;
+
+  // --straggler-check across nodes (straggler_check.hpp). The job's clock (node 0's store's
+  // host's) less this node's, measured over the store link; nullopt where the rendezvous has
+  // no clock to give (etcd: the nodes' clocks are taken as they are).
+  virtual std::optional<std::int64_t> clock_offset_ns() { return std::nullopt; }
+  // This node's ranks' calls for a sample in; every node's out at the deciding node (member 0)
+  // once all have given theirs (or, at `last_chance`, those that came).
+  virtual void offer_calls(std::int64_t sample, const std::string& calls) {
+    (void)sample;
+    (void)calls;
+  }
+  virtual std::optional<std::vector<std::string>> pooled_calls(std::int64_t sample,
+                                                               bool last_chance) {
+    (void)sample;
+    (void)last_chance;
+    return std::vector<std::string>{};
+  }
+  // --bench-stragglers: a straggler's node is benched at the next round where a spare or MIN
+  // allows; false where the job is not elastic (no bench).
+  virtual bool bench_straggler(int node_rank, const std::string& why) {
+    (void)node_rank;
+    (void)why;
+    return false;
+  }
 };
 
 }  // namespace aml

@@ -20,6 +20,8 @@ std::chrono::milliseconds seconds_to_ms(double seconds) {
 Round::Round(const RunOptions& options, const sigset_t& original_mask, int signal_fd,
              const std::vector<std::unique_ptr<RankLog>>& log_files, Consoles& consoles)
     : options_(options),
+      node_rank_(options.node_rank >= 0 || options.peers == nullptr ? options.node_rank
+                                                                    : options.peers->member()),
       log_files_(log_files),
       consoles_(consoles),
       verdict_(*this,
@@ -39,7 +41,12 @@ Round::Round(const RunOptions& options, const sigset_t& original_mask, int signa
                          [this](int sig, long sender) { on_stop(sig, sender); },
                          [this](int sig) { pass_on(sig); }}),
       hang_watch_(seconds_to_ms(options.hang_timeout_seconds),
-                  seconds_to_ms(options.hang_startup_timeout_seconds)) {
+                  seconds_to_ms(options.hang_startup_timeout_seconds)),
+      stragglers_(
+          {options.straggler_check_seconds, options.straggler_share, options.bench_stragglers,
+           options.flight_recorder_pipe_prefix, options.flight_recorder_dump_prefix, node_rank_},
+          options.peers, options.events,
+          [this](const std::string& line) { consoles_.err.write(line); }) {
   if (options.guardian_loss_is_node_loss) verdict_.guardian_loss_is_node_loss();
 }
 
@@ -91,10 +98,21 @@ bool Round::running() const {
 void Round::after_events(Clock::time_point now) {
   relay_.after_events();
   watch_for_hang(now);
+  check_stragglers(now);
   if (listening()) hear_peers(now);
   hear_notices(now);
   verdict_.tick(now);
   relay_.tick(now);
+}
+
+// --straggler-check: samples while every rank runs, and not while a hang is looked into.
+void Round::check_stragglers(Clock::time_point now) {
+  if (!stragglers_.on() || verdict_.tearing_down() || inquiry_) return;
+  std::vector<StragglerCheck::Rank> ranks;
+  for (const WorkerProcess& w : workers_.all()) {
+    if (w.alive) ranks.push_back({w.launch.rank});
+  }
+  stragglers_.advance(now, ranks);
 }
 
 std::optional<Round::Clock::time_point> Round::next_deadline(Clock::time_point now) const {
@@ -105,6 +123,7 @@ std::optional<Round::Clock::time_point> Round::next_deadline(Clock::time_point n
   if (watching_for_hang()) {
     at = earliest(at, now + std::chrono::milliseconds(hang_watch_.next_check_ms(now)));
   }
+  if (stragglers_.on()) at = earliest(at, stragglers_.deadline(now));
   if (inquiry_) {
     // The progress pages are read this often while it looks: a rank that moves calls it off.
     at = earliest(earliest(at, inquiry_->deadline()), now + hang_watch_.interval());

@@ -18,6 +18,7 @@
 #include "supervisor/reactor.hpp"
 #include "supervisor/run_workers.hpp"
 #include "supervisor/signal_inbox.hpp"
+#include "supervisor/straggler_check.hpp"
 #include "supervisor/worker_output.hpp"
 #include "supervisor/worker_set.hpp"
 
@@ -62,6 +63,8 @@ class Round : private JobEffects {
   void pass_on(int sig);  // QUIT, USR1, USR2 (HUP too where it is --notice-signal)
 
   const RunOptions& options_;
+  // This node's rank in the round: an elastic job's is the rendezvous' (options_ has none).
+  const int node_rank_;
   const std::vector<std::unique_ptr<RankLog>>& log_files_;
   Consoles& consoles_;
   Reactor reactor_;
@@ -71,6 +74,8 @@ class Round : private JobEffects {
   SignalInbox inbox_;
   HangWatch hang_watch_;
   std::optional<HangInquiry> inquiry_;
+  StragglerCheck stragglers_;
+  void check_stragglers(Clock::time_point now);
   std::vector<off_t> log_sizes_;  // stdout straight into a log file nobody reads: growth
   int first_failed_ = -1;         // index of the worker that failed first
   bool swept_ = false;

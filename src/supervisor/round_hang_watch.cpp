@@ -43,7 +43,7 @@ void Round::begin_inquiry(Clock::time_point now) {
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     const WorkerProcess& w = workers_[i];
     if (!w.alive) continue;
-    targets.push_back({i, w.launch.rank, w.launch.local_rank, options_.node_rank, w.pid,
+    targets.push_back({i, w.launch.rank, w.launch.local_rank, node_rank_, w.pid,
                        hang_watch_.step(i), hang_watch_.cpu_seconds_last_interval(i), interval});
   }
   HangInquiry::Settings settings;

@@ -57,6 +57,10 @@ struct RunOptions {
   std::string flight_recorder_dump_prefix;
   // Where the ranks' full stacks go when they have no log file.
   std::string hang_dir;
+  // --straggler-check (0: off), --straggler-share, --bench-stragglers (straggler_check.hpp).
+  double straggler_check_seconds = 0;
+  double straggler_share = 0.2;
+  bool bench_stragglers = false;
   int node_rank = 0;  // for the hang report
   // The report so far, said at once where a stop comes while the workers are being stopped
   // for a failure or a hang: its sender may SIGKILL the launcher next (mpirun does).

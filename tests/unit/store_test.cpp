@@ -181,6 +181,25 @@ TEST_F(StoreTest, AHeartbeatKeepsAnIdentifiedConnectionFromBeingSilent) {
   EXPECT_EQ(*observer.silent(200ms), std::vector<std::string>{"1"});
 }
 
+// clock_ns(): the store's host's wall clock, bracketed by the client's (--straggler-check's
+// offsets); the connection goes on after it.
+TEST_F(StoreTest, TheClockIsTheHostsWallClock) {
+  StoreClient c = client();
+  const auto wall = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const std::int64_t before = wall();
+  auto theirs = c.clock_ns();
+  const std::int64_t after = wall();
+  ASSERT_TRUE(theirs.ok()) << theirs.error().message();
+  EXPECT_GE(*theirs, before);
+  EXPECT_LE(*theirs, after);
+  ASSERT_TRUE(c.set("after", "1").ok());
+  EXPECT_EQ(**c.get("after", 1s), "1");
+}
+
 // A launcher's watch is its sign of life: it waits, is answered at the wait's timeout, and asks
 // again at once. Waiting is not silence; silence counts from the answer, not from the question.
 TEST_F(StoreTest, AWatchIsSilentFromItsAnswerOnNotFromItsQuestion) {

@@ -2,6 +2,7 @@
 // members over the core's keys and waits, and their replies (wire.hpp).
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 
 #include "store/launchers/launchers_door.hpp"
 
@@ -109,6 +110,13 @@ void LaunchersDoor::handle(Connection& c, const Request& r) {
       return core_.reply(c, silent_frame(std::chrono::milliseconds(r.timeout_ms)));
     case Opcode::heartbeat:
       return;  // its arrival was the point (last_progress)
+    case Opcode::clock: {
+      timespec now{};
+      clock_gettime(CLOCK_REALTIME, &now);
+      const std::int64_t ns = static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
+      return core_.reply(c,
+                         FrameWriter().u8(static_cast<std::uint8_t>(Status::ok)).i64(ns).finish());
+    }
   }
 }
 

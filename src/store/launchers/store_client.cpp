@@ -305,6 +305,16 @@ Result<std::vector<std::string>> StoreClient::silent(std::chrono::milliseconds a
   return names;
 }
 
+Result<std::int64_t> StoreClient::clock_ns() {
+  auto reply = call(request(Opcode::clock).finish());
+  if (!reply) return reply.error();
+  FieldReader in(*reply);
+  in.u8();
+  auto value = in.i64();
+  if (!value) return store_error(where_, "a time in the reply");
+  return *value;
+}
+
 Result<bool> StoreClient::heartbeat() { return send_request(request(Opcode::heartbeat).finish()); }
 
 void StoreClient::set_reply_timeout(std::chrono::milliseconds timeout) {

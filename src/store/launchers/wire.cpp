@@ -197,6 +197,7 @@ std::optional<Request> parse_request(std::string_view body, const Limits& limits
       break;
     case Opcode::clear_last_will:
     case Opcode::heartbeat:
+    case Opcode::clock:
       ok = true;
       break;
     case Opcode::identify:

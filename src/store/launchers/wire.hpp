@@ -48,8 +48,11 @@ enum class Opcode : std::uint8_t {
   heartbeat = 14,
   // string proof: the client's answer to the store's challenge (the reply to its HELLO).
   prove = 15,
+  // No fields -> i64: the store's host's clock (CLOCK_REALTIME, ns). Half the round trip
+  // brackets it: how the launchers put their ranks' times on one clock (--straggler-check).
+  clock = 16,
 };
-inline constexpr std::uint8_t kLastOpcode = 15;
+inline constexpr std::uint8_t kLastOpcode = 16;
 
 enum class Status : std::uint8_t { ok = 0, timeout = 1, error = 2 };
 
