@@ -1,6 +1,7 @@
 #include "flight/collective_digest.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 
 namespace aml {
@@ -65,6 +66,26 @@ std::string op_of(const nlohmann::json& entry) {
   return name;
 }
 
+// "send 1->0" (1 sends to 0), "recv 0<-1" (0 receives from 1): NCCL's names of p2p calls.
+std::optional<P2PCall> p2p_of(const nlohmann::json& entry) {
+  const std::string name = op_of(entry);
+  const auto space = name.find(' ');
+  if (space == std::string::npos) return std::nullopt;
+  P2PCall call;
+  call.op = name.substr(0, space);
+  const std::string pair = name.substr(space + 1);
+  auto arrow = pair.find(call.op == "recv" ? "<-" : "->");
+  if (arrow == std::string::npos) return std::nullopt;
+  const auto number = [](std::string_view text, int& out) {
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size() && out >= 0;
+  };
+  if (!number(std::string_view(pair).substr(0, arrow), call.self) ||
+      !number(std::string_view(pair).substr(arrow + 2), call.peer))
+    return std::nullopt;
+  return call;
+}
+
 // FNV-1a of the call's op, sizes and dtypes, folded to 16 bits: short on the wire.
 std::uint32_t mark_of(const CollectiveCall& call) {
   std::uint32_t h = 2166136261u;
@@ -103,7 +124,6 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& e = (*entries)[i];
     if (!e.is_object()) return fail("each entry a dict; entry " + std::to_string(i) + " is not");
-    if (e.value("is_p2p", false)) continue;  // p2p has its own numbering
     const auto pg = e.value("process_group", nlohmann::json());
     if (!pg.is_array() || pg.empty()) return fail("entry " + std::to_string(i) + "'s group");
     const std::string id = text_of(pg[0]);
@@ -113,6 +133,18 @@ Result<std::vector<GroupDigest>> digest_of(const nlohmann::json& dump, std::size
     if (seen.digest.desc == "undefined") seen.digest.desc.clear();
     seen.pg_id = int_of(e.value("pg_id", nlohmann::json()), seen.pg_id);
     seen.last_index = i;
+    if (e.value("is_p2p", false)) {
+      // p2p has its own numbering; what is kept of it is the oldest call still open.
+      if (e.value("state", "") == "completed") continue;
+      auto call = p2p_of(e);
+      const std::int64_t seq = int_of(e.value("p2p_seq_id", nlohmann::json()), -1);
+      if (!call || (seen.digest.p2p_open && seen.digest.p2p_open->seq <= seq)) continue;
+      call->seq = seq;
+      call->sizes = sizes_text(e.value("input_sizes", nlohmann::json()));
+      call->created_ns = int_of(e.value("time_created_ns", nlohmann::json()), 0);
+      seen.digest.p2p_open = std::move(call);
+      continue;
+    }
     const std::int64_t seq = int_of(e.value("collective_seq_id", nlohmann::json()), -1);
     if (e.value("state", "") == "completed") {
       seen.completed_by_state = std::max(seen.completed_by_state, seq);
@@ -197,6 +229,11 @@ nlohmann::json collectives_json(const RankCollectives& c) {
                       {"dtypes", g.enqueued.dtypes},
                       {"created_ns", g.enqueued.created_ns},
                       {"completed", g.completed}});
+    if (const auto& p = g.p2p_open) {
+      groups.back()["p2p"] = {{"seq", p->seq},     {"op", p->op},
+                              {"self", p->self},   {"peer", p->peer},
+                              {"sizes", p->sizes}, {"created_ns", p->created_ns}};
+    }
   }
   return j;
 }
@@ -225,6 +262,20 @@ RankCollectives collectives_from_json(const nlohmann::json& j) {
     d.enqueued.dtypes = text_of(g.value("dtypes", nlohmann::json()));
     d.enqueued.created_ns = int_of(g.value("created_ns", nlohmann::json()), 0);
     d.completed = int_of(g.value("completed", nlohmann::json()), -1);
+    if (const auto p = g.value("p2p", nlohmann::json()); p.is_object()) {
+      P2PCall call;
+      call.seq = int_of(p.value("seq", nlohmann::json()), -1);
+      call.op = text_of(p.value("op", nlohmann::json()));
+      const auto rank_of = [&](const char* key) {
+        const std::int64_t n = int_of(p.value(key, nlohmann::json()), -1);
+        return n >= 0 && n <= INT32_MAX ? static_cast<int>(n) : -1;
+      };
+      call.self = rank_of("self");
+      call.peer = rank_of("peer");
+      call.sizes = text_of(p.value("sizes", nlohmann::json()));
+      call.created_ns = int_of(p.value("created_ns", nlohmann::json()), 0);
+      d.p2p_open = std::move(call);
+    }
     c.groups.push_back(std::move(d));
   }
   return c;

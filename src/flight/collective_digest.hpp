@@ -1,12 +1,13 @@
 // One rank's flight recorder dump, reduced to what a hang verdict compares (DESIGN §6): per
-// process group, the last collective it enqueued (sequence number, op, sizes, dtypes, when) and
-// the last one completed. A few hundred bytes a group, so that it crosses nodes with the rank's
-// place through the engine the job uses.
+// process group, the last collective it enqueued (sequence number, op, sizes, dtypes, when), the
+// last one completed, and the oldest point-to-point call it has not completed. A few hundred bytes
+// a group, so that it crosses nodes with the rank's place through the engine the job uses.
 #pragma once
 
 #include <climits>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,11 +31,23 @@ struct TimedCall {
   std::uint32_t mark = 0;
 };
 
+// A point-to-point call (NCCL's "send 1->0", "recv 0<-1") a rank has not completed: the oldest
+// of a group's is the one it waits in.
+struct P2PCall {
+  std::int64_t seq = -1;  // the group's p2p sequence number on this rank
+  std::string op;         // "send", "recv"
+  int self = -1;          // this rank's rank in the group
+  int peer = -1;          // the other's
+  std::string sizes;
+  std::int64_t created_ns = 0;
+};
+
 struct GroupDigest {
-  std::string id;               // the process group's name in torch ("0" for the default group)
-  std::string desc;             // its description ("default_pg"), "" where torch has none
-  CollectiveCall enqueued;      // the last one this rank enqueued
-  std::int64_t completed = -1;  // the last sequence number it completed (-1: none)
+  std::string id;                   // the process group's name in torch ("0" for the default group)
+  std::string desc;                 // its description ("default_pg"), "" where torch has none
+  CollectiveCall enqueued;          // the last one this rank enqueued
+  std::int64_t completed = -1;      // the last sequence number it completed (-1: none)
+  std::optional<P2PCall> p2p_open;  // the oldest p2p call not completed
   // The straggler check's (not in the crossing form): the newest completed calls enqueued by
   // the cut-off, oldest first.
   std::vector<TimedCall> recent;

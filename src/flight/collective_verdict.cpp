@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "flight/p2p_verdict.hpp"
 #include "supervisor/failure_summary.hpp"
 
 namespace aml {
@@ -230,6 +231,13 @@ CollectiveVerdict collective_verdict(std::vector<RankCollectiveDigest> ranks) {
       texts.push_back(found->text);
       v.named.insert(v.named.end(), found->named.begin(), found->named.end());
       findings.push_back(found->json);
+    }
+    std::vector<std::pair<int, const GroupDigest*>> pairs;
+    for (const Member& m : members) pairs.emplace_back(m.rank, m.group);
+    for (P2PFinding& found : compare_p2p(pairs)) {
+      texts.push_back(found.text);
+      v.named.insert(v.named.end(), found.named.begin(), found.named.end());
+      findings.push_back(std::move(found.json));
     }
   }
   std::sort(v.named.begin(), v.named.end());

@@ -77,6 +77,7 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
     after_events(Clock::now());
   }
   sweep();
+  stragglers_.round_over();
   RunOutcome outcome = verdict_.final_outcome();
   outcome.reported_at_once = reported_at_once_;
   if (first_failed_ >= 0 && outcome.first_failure) {

@@ -14,6 +14,8 @@ namespace {
 constexpr std::chrono::milliseconds kSamplePoll{100};
 // A group's newest calls compared: a step's worth in most jobs, a few hundred bytes a rank.
 constexpr std::size_t kCallsKept = 64;
+constexpr int kSaidAfter = 3;
+constexpr std::chrono::minutes kIdleSaidAfter{10};
 
 std::string decimals(double value, const char* format) {
   char text[32];
@@ -68,6 +70,7 @@ void StragglerCheck::advance(Clock::time_point now, const std::vector<Rank>& ran
     case Phase::reading: {
       if (!read(now)) return;
       const std::vector<RankCalls> mine = this_nodes_calls();
+      if (!asked_.empty()) count_sample(!mine.empty(), now);
       if (peers_ == nullptr) {
         phase_ = Phase::idle;
         return decide(mine);
@@ -127,6 +130,32 @@ bool StragglerCheck::read(Clock::time_point now) {
   }
   for (const Asked& a : asked_) all = all && !a.unanswered;
   return all || now >= phase_deadline_;
+}
+
+// A job whose ranks never answer (no torch, a torch without a recorder, no NCCL process group)
+// is told so once, not left to wonder why nobody is ever measured. While the job runs only after
+// a while: a rank makes its pipe with its first NCCL group, after its imports and its meeting.
+void StragglerCheck::count_sample(bool any_dump, Clock::time_point now) {
+  any_dump_ = any_dump_ || any_dump;
+  if (any_dump_ || said_idle_) return;
+  if (samples_without_dumps_++ == 0) first_sample_at_ = now;
+  if (samples_without_dumps_ >= kSaidAfter && now - first_sample_at_ >= kIdleSaidAfter) say_idle();
+}
+
+void StragglerCheck::round_over() {
+  if (on() && !any_dump_ && !said_idle_ && samples_without_dumps_ > 0) say_idle();
+}
+
+void StragglerCheck::say_idle() {
+  said_idle_ = true;
+  say_("aml-launch: --straggler-check: no rank on this node gave a flight recorder dump in " +
+       std::to_string(samples_without_dumps_) + " samples (nothing listened on " +
+       settings_.pipe_prefix +
+       "<rank>.pipe: not torch, a torch without a recorder, or no NCCL process group): its ranks "
+       "were not measured\n");
+  if (events_ != nullptr)
+    events_->write("straggler_check_idle",
+                   {{"node_rank", settings_.node_rank}, {"samples", samples_without_dumps_}});
 }
 
 std::vector<RankCalls> StragglerCheck::this_nodes_calls() const {

@@ -46,6 +46,8 @@ class StragglerCheck {
   // After every pass of the loop, with this node's live ranks.
   void advance(Clock::time_point now, const std::vector<Rank>& ranks);
   std::optional<Clock::time_point> deadline(Clock::time_point now) const;
+  // The round is over: where no rank ever answered, it is said now.
+  void round_over();
 
  private:
   enum class Phase { idle, reading, pooling };
@@ -53,6 +55,8 @@ class StragglerCheck {
   void ask(const std::vector<Rank>& ranks, Clock::time_point now);
   bool read(Clock::time_point now);
   std::vector<RankCalls> this_nodes_calls() const;
+  void count_sample(bool any_dump, Clock::time_point now);
+  void say_idle();
   void decide(const std::vector<RankCalls>& calls);
 
   Settings settings_;
@@ -74,6 +78,12 @@ class StragglerCheck {
     std::optional<std::vector<GroupDigest>> groups;  // once read
   };
   std::vector<Asked> asked_;
+  // Samples taken while no rank of this node ever gave a dump: said once (while the job runs
+  // after a while: a rank makes its pipe only with its first NCCL group; else at the end).
+  int samples_without_dumps_ = 0;
+  bool any_dump_ = false;
+  bool said_idle_ = false;
+  Clock::time_point first_sample_at_;
 };
 
 }  // namespace aml

@@ -35,6 +35,23 @@ got=$(env -i PATH=/usr/bin:/bin HOME="$WORK" "$BIN" --straggler-check 60 --log-d
 check "--straggler-check alone sets the recorder's variables, torch 2.15's names ($got)" \
   [ "$got" = "TORCH_FR_BUFFER_SIZE=2000 TORCH_FR_DUMP_ON_TIMEOUT=1 TORCH_FR_DUMP_TEMP_FILE=/logs/nccl_trace_rank_ TORCH_NCCL_DEBUG_INFO_PIPE_FILE=/logs/nccl_pipe_rank_ " ]
 
+# --- torch 1.13 (Debian's), which has no recorder: nothing answers, and that is said once, at
+# the round's end (while a job runs only after 10 minutes: a rank's pipe comes with its first
+# NCCL group); the job is untouched.
+env -i TMPDIR="$WORK" PATH=/usr/bin:/bin MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 2 \
+  --straggler-check 1 --events-file "$WORK/old.events" -- /usr/bin/python3 -c '
+import time, torch, torch.distributed as dist
+dist.init_process_group("gloo")
+for _ in range(8):
+    t = torch.ones(2); dist.all_reduce(t); time.sleep(0.5)
+print("sum", t[0].item())' >"$WORK/old.out" 2>"$WORK/old.err"
+status=$?
+check "torch 1.13: the job ends 0, its sums right ($status)" bash -c \
+  '[ "$1" = 0 ] && [ "$(grep -c "sum 2.0" "$2/old.out")" = 2 ]' _ "$status" "$WORK" || tail -3 "$WORK/old.err"
+check "torch 1.13: said once that no rank gave a dump, nobody measured or named" bash -c \
+  '[ "$(grep -c "^aml-launch: --straggler-check: no rank on this node gave a flight recorder dump in [0-9]* samples (nothing listened on .*nccl_pipe_rank_<rank>.pipe: not torch, a torch without a recorder, or no NCCL process group): its ranks were not measured$" "$1/old.err")" = 1 ] &&
+   ! grep -q "is a straggler\|\"lateness\"" "$1/old.err" "$1/old.events"' _ "$WORK" || grep aml-launch "$WORK/old.err"
+
 # every_step FILE RANKS: each rank's output holds each of its STEPS steps.
 every_step() {
   local r
