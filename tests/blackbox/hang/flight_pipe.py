@@ -13,6 +13,17 @@ import torch
 
 
 SKEW_NS = int(os.environ.get("AML_LAUNCH_TEST_CLOCK_SKEW_NS", "0"))
+# Held while a dump is made: stop() waits for one under way. A daemon thread still inside torch
+# while the interpreter shuts down aborts the process (NCCL's own dump thread is joined).
+_dumping = threading.Lock()
+_stopped = False
+
+
+def stop():
+    """Before destroy_process_group(): no dump is made from here on."""
+    global _stopped
+    with _dumping:
+        _stopped = True
 
 
 def skewed(data):
@@ -37,11 +48,14 @@ def serve(rank, dump=lambda data: data):
         while True:
             with open(pipe, "rb") as p:
                 p.read()
-            data = dump(skewed(torch._C._distributed_c10d._dump_fr_trace()))
-            if data is None:
-                continue
-            with open(path + ".tmp", "wb") as f:
-                f.write(data)
-            os.replace(path + ".tmp", path)
+            with _dumping:
+                if _stopped:
+                    return
+                data = dump(skewed(torch._C._distributed_c10d._dump_fr_trace()))
+                if data is None:
+                    continue
+                with open(path + ".tmp", "wb") as f:
+                    f.write(data)
+                os.replace(path + ".tmp", path)
 
     threading.Thread(target=loop, daemon=True).start()

@@ -28,6 +28,7 @@ dist.init_process_group("gloo")
 world = dist.get_world_size()
 for step in range(steps):
     if fail_file and os.path.exists(fail_file):
+        flight_pipe.stop()
         sys.exit(3)
     time.sleep(step_seconds + (late_seconds if slow else 0))
     t = torch.ones(4)
@@ -35,4 +36,5 @@ for step in range(steps):
     if t[0].item() != world:
         sys.exit(f"rank {rank} step {step}: all_reduce gave {t[0].item()}, not {world}")
     print(f"rank {rank} step {step} at {time.time():.3f}", flush=True)
+flight_pipe.stop()
 dist.destroy_process_group()
