@@ -251,20 +251,17 @@ constexpr std::array<FlagSpec, kFlagCount> kFlags{{
    T::none, "", ""},
   {straggler_check, "--straggler-check", Takes::value, "S|off", "AML_LAUNCH_STRAGGLER_CHECK", true,
    "off",
-   "Every S seconds, read every rank's PyTorch flight recorder (a dump through its pipe, no "
-   "code change) and measure each rank's lateness at the collectives: when it enqueued each "
-   "against the earliest rank, across nodes on one clock. A rank last by more than "
-   "--straggler-share of the step in 3 of 5 samples is named a straggler (a line, the "
-   "straggler event); the lateness is the metric aml_launch_rank_lateness_seconds",
+   "Every S seconds, read each rank's PyTorch flight recorder and measure its lateness at the "
+   "collectives (its enqueue after the earliest rank's, one clock across nodes): a rank last by "
+   "more than --straggler-share of the step in 3 of 5 samples is named a straggler; the "
+   "lateness is the metric aml_launch_rank_lateness_seconds",
    T::none, "", ""},
   {straggler_share, "--straggler-share", Takes::value, "F", "", false, "0.2",
-   "With --straggler-check: the share of the step (0 to 1) a rank must be last by to count as "
-   "late in a sample",
-   T::none, "", ""},
+   "With --straggler-check: the share of the step (0 to 1) a rank must be last by", T::none, "",
+   ""},
   {bench_stragglers, "--bench-stragglers", Takes::nothing, "", "", false, "",
-   "With --straggler-check in an elastic job: a straggler's node is benched at the next round "
-   "where a spare or MIN allows",
-   T::none, "", ""},
+   "With --straggler-check, elastic: a straggler's node is benched at the next round", T::none,
+   "", ""},
 
   // Notices of a node's end.
   {notice_from, "--notice-from", Takes::value, "auto|none|azure,aws,gcp", "AML_LAUNCH_NOTICE_FROM",

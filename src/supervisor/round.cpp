@@ -109,11 +109,13 @@ void Round::after_events(Clock::time_point now) {
 // --straggler-check: samples while every rank runs, and not while a hang is looked into.
 void Round::check_stragglers(Clock::time_point now) {
   if (!stragglers_.on() || verdict_.tearing_down() || inquiry_) return;
-  std::vector<StragglerCheck::Rank> ranks;
-  for (const WorkerProcess& w : workers_.all()) {
-    if (w.alive) ranks.push_back({w.launch.rank});
-  }
-  stragglers_.advance(now, ranks);
+  stragglers_.advance(now, [this] {
+    std::vector<StragglerCheck::Rank> ranks;
+    for (const WorkerProcess& w : workers_.all()) {
+      if (w.alive) ranks.push_back({w.launch.rank});
+    }
+    return ranks;
+  });
 }
 
 std::optional<Round::Clock::time_point> Round::next_deadline(Clock::time_point now) const {

@@ -33,24 +33,25 @@ StragglerCheck::StragglerCheck(Settings settings, PeerLink* peers, EventLog* eve
       say_(std::move(say)),
       watch_(settings_.share) {}
 
-std::int64_t StragglerCheck::job_clock_ns() { return wall_clock_ns() + offset_ns_; }
+std::int64_t StragglerCheck::job_clock_ns() const { return wall_clock_ns() + offset_ns_; }
 
 std::optional<StragglerCheck::Clock::time_point> StragglerCheck::deadline(
     Clock::time_point now) const {
   if (!on()) return std::nullopt;
   if (phase_ != Phase::idle) return std::max(now, next_look_);
   // The next sample's moment on the job's clock, as this node's steady clock sees it.
-  const auto every = static_cast<std::int64_t>(settings_.every_seconds * 1e9);
-  const std::int64_t job_now = wall_clock_ns() + offset_ns_;
+  const std::int64_t every = every_ns();
+  const std::int64_t job_now = job_clock_ns();
   const std::int64_t next = (job_now / every + 1) * every;
   return now + std::chrono::nanoseconds(next - job_now);
 }
 
-void StragglerCheck::advance(Clock::time_point now, const std::vector<Rank>& ranks) {
+void StragglerCheck::advance(Clock::time_point now,
+                             const std::function<std::vector<Rank>()>& ranks) {
   if (!on()) return;
   if (phase_ != Phase::idle && now < next_look_) return;
   next_look_ = now + kSamplePoll;
-  const auto every = static_cast<std::int64_t>(settings_.every_seconds * 1e9);
+  const std::int64_t every = every_ns();
   switch (phase_) {
     case Phase::idle: {
       const std::int64_t job_now = job_clock_ns();
@@ -64,7 +65,7 @@ void StragglerCheck::advance(Clock::time_point now, const std::vector<Rank>& ran
       last_cut_off_ns_ = sample == sample_ + 1 ? cut_off_ns_ : INT64_MIN;
       sample_ = sample;
       cut_off_ns_ = sample_ * every - offset_ns_;
-      ask(ranks, now);
+      ask(ranks(), now);
       return;
     }
     case Phase::reading: {
@@ -174,8 +175,8 @@ void StragglerCheck::decide(const std::vector<RankCalls>& calls) {
     for (const auto& r : sample.ranks) ranks.push_back({r.rank, r.node, r.seconds});
     // The sample's moment on the job's clock.
     const auto at = std::chrono::system_clock::time_point(
-        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(
-            sample_ * static_cast<std::int64_t>(settings_.every_seconds * 1e9))));
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::nanoseconds(sample_ * every_ns())));
     events_->write("lateness", {{"at", utc_timestamp(at)},
                                 {"step_seconds", sample.step_seconds},
                                 {"compared", sample.compared},

@@ -43,15 +43,16 @@ class StragglerCheck {
                  std::function<void(const std::string&)> say);
 
   bool on() const { return settings_.every_seconds > 0; }
-  // After every pass of the loop, with this node's live ranks.
-  void advance(Clock::time_point now, const std::vector<Rank>& ranks);
+  // After every pass of the loop; `ranks` gives this node's live ranks, asked only at a sample.
+  void advance(Clock::time_point now, const std::function<std::vector<Rank>()>& ranks);
   std::optional<Clock::time_point> deadline(Clock::time_point now) const;
   // The round is over: where no rank ever answered, it is said now.
   void round_over();
 
  private:
   enum class Phase { idle, reading, pooling };
-  std::int64_t job_clock_ns();
+  std::int64_t job_clock_ns() const;
+  std::int64_t every_ns() const { return static_cast<std::int64_t>(settings_.every_seconds * 1e9); }
   void ask(const std::vector<Rank>& ranks, Clock::time_point now);
   bool read(Clock::time_point now);
   std::vector<RankCalls> this_nodes_calls() const;
