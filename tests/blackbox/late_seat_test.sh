@@ -65,7 +65,17 @@ launchers_of() { for p in $(pids_of "$1"); do [ "$(readlink "/proc/$p/exe")" = "
 said() { for _ in $(seq 200); do grep -q "$2" "$WORK/$J/out.$1" 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 status_of() { cat "$WORK/$J/status.$1" 2>/dev/null; }
 sleep_until() { local left=$(($1 - $(date +%s))); [ "$left" -le 0 ] || sleep "$left"; }
-# Round 0 on hosts 0 and 1, host 2 a hot spare.
+etcdctl_on() { ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" 3 etcdctl --endpoints "$ENDPOINTS" "$@"; }
+counted_in() {  # counted_in ROUND: a launcher has counted itself in for the round (its count
+  # is a key whose version is the count: it is there once one has)
+  for _ in $(seq 100); do
+    etcdctl_on get --prefix /aml-launch/ --keys-only 2>/dev/null | grep -q "/elastic/$1/count$" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Round 0 on hosts 0 and 1, host 2 a hot spare, counted in for round 1: it says it waits as a
+# spare before its count is written, and one paused between the two is in no round.
 round0_and_a_spare() {
   mkdir -p "$WORK/$J"
   start 0
@@ -73,7 +83,8 @@ round0_and_a_spare() {
   start 1
   wait_file "$WORK/$J/ran.0.0" 20 && wait_file "$WORK/$J/ran.1.0" 5
   start 2
-  check "$J: round 0 runs on hosts 0 and 1; host 2 waits as a hot spare" said 2 "hot spare"
+  check "$J: round 0 runs on hosts 0 and 1; host 2 waits as a hot spare, counted in for round 1" \
+    eval "said 2 'hot spare' && counted_in 1"
 }
 # Then host 2 paused and host 1's launcher killed: round 1's seats go to node 0 and the spare.
 spare_seated_while_paused() {
@@ -106,7 +117,6 @@ check "$J: ... and takes no seat in the round that is over (no round formed on i
 J=kept
 NT=10
 EXTRA=(--rdzv-timeout 120)  # long enough to outwait etcd's absence
-etcdctl_on() { ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" 3 etcdctl --endpoints "$ENDPOINTS" "$@"; }
 seats_given() {  # seats_given ROUND: the round's seats' record is in etcd
   for _ in $(seq 100); do
     etcdctl_on get --prefix /aml-launch/ --keys-only 2>/dev/null | grep -q "/elastic/$1/seats$" && return 0
