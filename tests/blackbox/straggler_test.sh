@@ -22,7 +22,7 @@ trap 'kill -KILL $(grep -l "MARK=$MARK" /proc/[0-9]*/environ 2>/dev/null | cut -
 cd "$WORK"
 check "torch 2.15 is installed at $PY (scripts/install-deps.sh)" \
   "$PY" -c 'import torch, sys; sys.exit(torch.__version__ < "2.15")'
-STEPS=60
+STEPS=400  # the most: each job ends once the test has seen what it waits for (STOP_FILE)
 
 # --- The flags.
 expect_status "--straggler-check 0.5 is refused (exit 2): a second at least" 2 \
@@ -52,13 +52,42 @@ check "torch 1.13: said once that no rank gave a dump, nobody measured or named"
   '[ "$(grep -c "^aml-launch: --straggler-check: no rank on this node gave a flight recorder dump in [0-9]* samples (nothing listened on .*nccl_pipe_rank_<rank>.pipe: not torch, a torch without a recorder, or no NCCL process group): its ranks were not measured$" "$1/old.err")" = 1 ] &&
    ! grep -q "is a straggler\|\"lateness\"" "$1/old.err" "$1/old.events"' _ "$WORK" || grep aml-launch "$WORK/old.err"
 
-# every_step FILE RANKS: each rank's output holds each of its STEPS steps.
-every_step() {
-  local r
-  for r in $(seq 0 $(($2 - 1))); do
-    [ "$(grep -c "^\[rank $r\] rank $r step [0-9]* at" "$1")" = "$STEPS" ] || return 1
+# fatal_lines FILE...: what a failed job's launcher said of its ranks, and the first lines of
+# any rank's fatal error (its Python's, or a C++ terminate) with what came before them.
+fatal_lines() {
+  local f
+  for f in "$@"; do
+    echo "  --- $f"
+    grep -a "^aml-launch: .*\(rank\|failed\|stopped\)" "$f" | head -n 8 | sed 's/^/  | /'
+    grep -a -m 2 -B 6 -A 4 "Fatal Python error\|terminate called\|Aborted\|what():" "$f" | sed 's/^/  | /'
   done
 }
+# every_step RANKS FILE...: ranks 0..RANKS-1 (their lines in the FILEs) each did the same steps,
+# 5 at least, none left out (a job ends once rank 0 reads its STOP_FILE: every rank after the
+# same step).
+every_step() {
+  local ranks=$1 r count first=""
+  shift
+  for r in $(seq 0 $((ranks - 1))); do
+    count=$(cat "$@" | grep -c "^\[rank $r\] rank $r step [0-9]* at")
+    [ "$(cat "$@" | grep "^\[rank $r\] rank $r step [0-9]* at" | cut -d' ' -f6 | sort -n | uniq | wc -l)" = "$count" ] || return 1
+    first=${first:-$count}
+    [ "$count" = "$first" ] && [ "$count" -ge 5 ] || return 1
+  done
+}
+# until_or_over SECONDS PID CONDITION...: waits until the condition holds, the job PID ended, or
+# SECONDS passed (the checks after it say which).
+until_or_over() {
+  local tenths=$(($1 * 10)) pid=$2
+  shift 2
+  for _ in $(seq "$tenths"); do
+    "$@" && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+lateness_samples() { [ "$(grep -c '"kind":"lateness"' "$1" 2>/dev/null)" -ge "$2" ]; }  # FILE N
 # events_has FILE PYTHON-CONDITION (on e, the events as a list)
 events_has() {
   python3 -c '
@@ -72,26 +101,23 @@ if not ok:
 sys.exit(0 if ok else 1)' "$1" "$2"
 }
 export -f every_step events_has
-export STEPS
 
 # --- One node, 3 ranks: rank 1 computes 0.25 s longer at each 0.3 s step.
 one_slow() {
-  env -i TMPDIR="$WORK" PATH=/usr/bin:/bin MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 3 \
-    --straggler-check 2 --metrics-port 0 --log-dir "$WORK/slow.logs" --events-file "$WORK/slow.events" \
-    -- "$PY" "$HERE/hang/straggler_train.py" slow "$STEPS" 0.3 0.25 >"$WORK/slow.out" 2>"$WORK/slow.err" &
+  env -i TMPDIR="$WORK" PATH=/usr/bin:/bin MARK="$MARK" HOME="$WORK" STOP_FILE="$WORK/slow.stop" \
+    "$BIN" --nproc-per-node 3 --straggler-check 2 --metrics-port 0 --log-dir "$WORK/slow.logs" --events-file "$WORK/slow.events" \
+    -- "$PY" "$HERE/hang/straggler_train.py" slow "$STEPS" 0.3 0.25 \
+    >"$WORK/slow.out" 2>"$WORK/slow.err" &
   local job=$! url="" scrape=""
-  for _ in $(seq 1500); do
-    grep -q "is a straggler" "$WORK/slow.err" && break
-    kill -0 $job 2>/dev/null || break
-    sleep 0.1
-  done
+  until_or_over 150 $job grep -q "is a straggler" "$WORK/slow.err"
   url=$(grep -o 'metrics at http://[0-9.:]*' "$WORK/slow.err" | cut -d' ' -f3)
   [ -n "$url" ] && scrape=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "/metrics", timeout=10).read().decode())' "$url" |
     grep '^aml_launch_rank_lateness_seconds')
+  touch "$WORK/slow.stop"
   wait $job
   local status=$?
   check "slow rank: the job ends 0, every rank's every step done, each sum right ($status)" \
-    bash -c '[ "$1" = 0 ] && "$2" "$3" 3' _ "$status" every_step "$WORK/slow.out" || tail -5 "$WORK/slow.err"
+    bash -c '[ "$1" = 0 ] && "$2" 3 "$3"' _ "$status" every_step "$WORK/slow.out" || fatal_lines "$WORK/slow.err"
   check "slow rank: named on stderr: rank 1, late by about 0.25 s of a 0.55 s step, 3 of its last samples" \
     grep -q "^aml-launch: rank 1 (node 0) is a straggler: it enqueued its collectives 0\.[12][0-9]* s after the earliest rank on average, [3-6][0-9] % of the 0\.[56][0-9]* s step, last in [345] of the last [345] samples (--straggler-check)$" \
     "$WORK/slow.err" || grep aml-launch "$WORK/slow.err"
@@ -107,14 +133,20 @@ sys.exit(0 if sorted(v) == [0, 1, 2] and v[1] > 0.1 and v[1] > v[0] and v[1] > v
 
 # --- One node, 3 equal ranks: samples are taken, nobody is named.
 one_equal() {
-  env -i TMPDIR="$WORK" PATH=/usr/bin:/bin MARK="$MARK" HOME="$WORK" "$BIN" --nproc-per-node 3 \
-    --straggler-check 2 --log-dir "$WORK/equal.logs" --events-file "$WORK/equal.events" \
-    -- "$PY" "$HERE/hang/straggler_train.py" equal "$STEPS" 0.3 >"$WORK/equal.out" 2>"$WORK/equal.err"
+  env -i TMPDIR="$WORK" PATH=/usr/bin:/bin MARK="$MARK" HOME="$WORK" STOP_FILE="$WORK/equal.stop" \
+    "$BIN" --nproc-per-node 3 --straggler-check 2 --log-dir "$WORK/equal.logs" --events-file "$WORK/equal.events" \
+    -- "$PY" "$HERE/hang/straggler_train.py" equal "$STEPS" 0.3 \
+    >"$WORK/equal.out" 2>"$WORK/equal.err" &
+  local job=$!
+  # Four samples: a rank last in three of them would have been named at the third.
+  until_or_over 150 $job lateness_samples "$WORK/equal.events" 4
+  touch "$WORK/equal.stop"
+  wait $job
   local status=$?
   check "equal ranks: the job ends 0, every step done ($status)" \
-    bash -c '[ "$1" = 0 ] && "$2" "$3" 3' _ "$status" every_step "$WORK/equal.out" || tail -5 "$WORK/equal.err"
-  check "equal ranks: no straggler named (line or event), over 3 samples or more" bash -c \
-    '! grep -q "is a straggler" "$1/equal.err" && "$2" "$1/equal.events" "len(named) == 0 and len(late) >= 3"' \
+    bash -c '[ "$1" = 0 ] && "$2" 3 "$3"' _ "$status" every_step "$WORK/equal.out" || fatal_lines "$WORK/equal.err"
+  check "equal ranks: no straggler named (line or event), over 4 samples or more" bash -c \
+    '! grep -q "is a straggler" "$1/equal.err" && "$2" "$1/equal.events" "len(named) == 0 and len(late) >= 4"' \
     _ "$WORK" events_has || grep aml-launch "$WORK/equal.err"
 }
 
@@ -126,18 +158,21 @@ two_hosts() {
   local n pids=() s0 s1
   for n in 0 1; do
     bash "$CLUSTER" exec "$NET" $n timeout --preserve-status 200 env -i TMPDIR="$WORK" PATH=/usr/bin:/bin \
-      MARK="$MARK" HOME="$WORK" SLOW_RANK=3 AML_LAUNCH_TEST_CLOCK_SKEW_NS=$((n * 3000000000)) \
+      MARK="$MARK" HOME="$WORK" SLOW_RANK=3 STOP_FILE="$WORK/two.stop" AML_LAUNCH_TEST_CLOCK_SKEW_NS=$((n * 3000000000)) \
       "$BIN" --nnodes 2 --node-rank $n --nproc-per-node 2 \
       --master-addr "$(bash "$CLUSTER" addr 0)" --master-port 29571 --straggler-check 2 --bench-stragglers \
       --log-dir "$WORK/two.$n.logs" --events-file "$WORK/two.$n.events" \
-      -- "$PY" "$HERE/hang/straggler_train.py" slow "$STEPS" 0.3 0.25 >"$WORK/two.$n.out" 2>"$WORK/two.$n.err" &
+      -- "$PY" "$HERE/hang/straggler_train.py" slow "$STEPS" 0.3 0.25 \
+      >"$WORK/two.$n.out" 2>"$WORK/two.$n.err" &
     pids[n]=$!
   done
+  until_or_over 150 ${pids[0]} eval 'grep -q "is a straggler" "$WORK/two.0.err" && lateness_samples "$WORK/two.0.events" 3'
+  touch "$WORK/two.stop"
   wait ${pids[0]}; s0=$?
   wait ${pids[1]}; s1=$?
   check "two hosts: both end 0, every step done ($s0 $s1)" bash -c \
-    '[ "$1 $2" = "0 0" ] && "$3" "$4/two.0.out" 2 && grep -c "step" "$4/two.1.out" >/dev/null' \
-    _ "$s0" "$s1" every_step "$WORK" || tail -3 "$WORK"/two.*.err
+    '[ "$1 $2" = "0 0" ] && "$3" 4 "$4/two.0.out" "$4/two.1.out"' \
+    _ "$s0" "$s1" every_step "$WORK" || fatal_lines "$WORK"/two.*.err
   check "two hosts, node 1's clock 3 s ahead: node 0 names rank 3 on node 1, late by 0.1-0.3 s (not 3), and says a static job benches nothing" \
     grep -q "^aml-launch: rank 3 (node 1) is a straggler: it enqueued its collectives 0\.[12][0-9]* s after .*; not benched: only an elastic job (--nnodes MIN:MAX) benches a node$" \
     "$WORK/two.0.err" || grep aml-launch "$WORK"/two.*.err
@@ -178,7 +213,7 @@ elastic_bench() {
     grep aml-launch "$WORK/bench.1.err"
   check "elastic: the spare (host 2) runs round 1 to its end, and all three end 0 ($statuses)" bash -c \
     '[ "$1" = "0 0 0 " ] && grep -q "rank 1 step 2 at" "$2/bench.2.out"' _ "$statuses" "$WORK" ||
-    tail -3 "$WORK"/bench.*.err
+    fatal_lines "$WORK"/bench.*.err
 }
 
 bash "$CLUSTER" up "$NET" 3
