@@ -90,10 +90,11 @@ check "the job goes on and ends 0 on every node ($statuses)" [ "$statuses" = "0 
 
 # --- 2. Node 0 does not come back.
 J=gone
-# --rdzv-timeout 8 s: round 0 meets within it on a loaded machine under the sanitizers too (4 s
-# did not, once: a launcher came after round 0 had given up).
+# --rdzv-timeout 15 s, as in part 1: round 0 meets within it on a loaded machine under the
+# sanitizers too (4 s did not, once, nor 8 s in a CI run, it seems: the test took the 79 s of
+# three rank files waited for in vain; a launcher came after round 0 had given up).
 for h in 0 1 2; do
-  start $J $h 1 "${ARGS[@]}" --rdzv-timeout 8
+  start $J $h 1 "${ARGS[@]}" --rdzv-timeout 15
   sleep 0.3
 done
 for h in 0 1 2; do wait_file "$WORK/$J.rank.$h.0" 20; done
@@ -101,13 +102,13 @@ check "node 0 not started again: round 0 runs on all three nodes first" \
   bash -c "[ -e '$WORK/$J.rank.0.0' ] && [ -e '$WORK/$J.rank.1.0' ] && [ -e '$WORK/$J.rank.2.0' ]" || show $J
 t0=$(date +%s%N)
 kill_launcher $J 0
-s1=$(wait_status $J 1.1 40); s2=$(wait_status $J 2.1 5)
+s1=$(wait_status $J 1.1 50); s2=$(wait_status $J 2.1 5)
 ms=$((($(date +%s%N) - t0) / 1000000))
-check "node 0 not started again: the survivors fail after --rdzv-timeout 8 s ($s1 $s2 after $ms ms)" \
-  bash -c "[ -n '$s1' ] && [ '$s1' != 0 ] && [ -n '$s2' ] && [ '$s2' != 0 ] && [ $ms -ge 7800 ] && [ $ms -lt 30000 ]" ||
+check "node 0 not started again: the survivors fail after --rdzv-timeout 15 s ($s1 $s2 after $ms ms)" \
+  bash -c "[ -n '$s1' ] && [ '$s1' != 0 ] && [ -n '$s2' ] && [ '$s2' != 0 ] && [ $ms -ge 14800 ] && [ $ms -lt 40000 ]" ||
   show $J
 check "node 0 not started again: they name node 0's store and suggest etcd" \
-  grep -q "node 0's store at $MASTER:29400.*come back within --rdzv-timeout 8 s.*--rdzv-backend etcd" \
+  grep -q "node 0's store at $MASTER:29400.*come back within --rdzv-timeout 15 s.*--rdzv-backend etcd" \
   "$WORK/$J.out.1.1" || show $J
 
 kill_marked_processes "$MARK"
