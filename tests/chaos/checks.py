@@ -105,7 +105,19 @@ def stopped_at_the_end(job, engine):
         except (OSError, ValueError) as e:
             summary = {"error": str(e)}
         check(f"{engine}: launcher {l.number} (host {l.host}) wrote its summary, a stop",
-              summary.get("exit_code") == 143, json.dumps(summary)[:400])
+              summary.get("exit_code") == 143,
+              json.dumps(summary)[:400] + ("" if "exit_code" in summary else
+                                           "\n" + outcome(l) + "\n" + last_events(l)))
+
+
+def last_events(launch, count=6):
+    """A launcher's last events, kinds and times: where it was when it ended."""
+    try:
+        with open(launch.files["events"], errors="replace") as f:
+            lines = f.read().splitlines()[-count:]
+    except OSError as e:
+        return f"its events: {e}"
+    return "its last events:\n" + "\n".join(line[:300] for line in lines)
 
 
 def on_hosts(bin_path, engine, name, count, scenario, **job_args):
