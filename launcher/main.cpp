@@ -36,6 +36,7 @@
 #include "supervisor/console.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/guardian.hpp"
+#include "supervisor/job_stops.hpp"
 #include "supervisor/run_workers.hpp"
 #include "topology/detect.hpp"
 #include "util/replace_file.hpp"
@@ -64,10 +65,19 @@ void say_after_workers(const Options& options, const std::string& text,
 }
 
 int run(int argc, char** argv) {
+  // A stop from the first instruction on is told, with the summary, wherever it lands
+  // (job_stops.hpp); what runs no workers lets one act as it always did.
+  sigset_t before_stops;
+  hold_job_stops(&before_stops);
   auto parsed = parse_command_line(argc, argv);
+  Options* const options_parsed = std::get_if<Options>(&parsed);
+  if (!options_parsed || options_parsed->dry_run || options_parsed->exec ||
+      options_parsed->program.words.empty()) {
+    sigprocmask(SIG_SETMASK, &before_stops, nullptr);
+  }
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) return exit_now->status;
   if (auto* error = std::get_if<Error>(&parsed)) return fail(*error);
-  Options& options = std::get<Options>(parsed);
+  Options& options = *options_parsed;
   // From here on this process may be the guardian: whatever happens to the supervisor,
   // nothing it started outlives it (supervisor/guardian.hpp). Split before the plan is made,
   // while the launcher is small; not for what runs no workers (--dry-run, --exec).

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include "supervisor/guardian.hpp"
+#include "supervisor/job_stops.hpp"
 #include "util/signal_free_thread.hpp"
 
 namespace aml {
 namespace {
 
-constexpr int kStops[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 // Sent to the watch's own thread (never to the process) when the wait is over: SIGURG's default
 // is to be ignored, so one from outside that reached the main thread would change nothing.
 constexpr int kWake = SIGURG;
@@ -19,7 +19,7 @@ StopWhileWaiting::StopWhileWaiting(std::recursive_mutex& lock, int not_a_stop, O
     : lock_(lock), on_stop_(std::move(on_stop)) {
   sigset_t stops;
   sigemptyset(&stops);
-  for (int sig : kStops)
+  for (int sig : kJobStops)
     if (sig != not_a_stop) sigaddset(&stops, sig);
   // Blocked in the main thread (and so in every thread started from it while the wait runs),
   // so that the watch alone takes them.
@@ -33,8 +33,8 @@ StopWhileWaiting::~StopWhileWaiting() {
   ending_ = true;
   pthread_kill(thread_.native_handle(), kWake);
   thread_.join();
-  // A stop that came after the watch ended is pending: it acts as it would have without the
-  // watch once the mask is back (the round's signalfd reads it).
+  // A stop that came after the watch ended stays pending, held (job_stops.hpp): the round's
+  // signalfd tells it.
   pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }
 
@@ -52,8 +52,10 @@ void StopWhileWaiting::watch() {
     // The main thread is in the wait (its writes take the lock) or ending the watch (it waits
     // for this thread): nothing else writes while the stop is told.
     std::lock_guard<std::recursive_mutex> held(lock_);
+    // Passed on by the guardian: its sender is the one the guardian names, not the guardian.
     const bool from_a_process = info.si_code == SI_USER || info.si_code == SI_QUEUE;
-    on_stop_(sig, from_a_process ? static_cast<long>(info.si_pid) : 0);
+    const SignalOrigin origin = signal_origin(info.si_pid, info.si_code, info.si_value.sival_int);
+    on_stop_(sig, from_a_process ? origin.sender : 0);
     _exit(128 + sig);
   }
 }

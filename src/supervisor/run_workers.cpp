@@ -11,6 +11,7 @@
 #include "events/event_log.hpp"
 #include "notice/notice_desk.hpp"
 #include "supervisor/guardian.hpp"
+#include "supervisor/job_stops.hpp"
 #include "supervisor/rank_log.hpp"
 #include "supervisor/round.hpp"
 #include "util/expand_fields.hpp"
@@ -51,6 +52,7 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   // The workers' mask: the original, less the notice signal, which the launcher holds from
   // its start (launcher/main.cpp) so that one between rounds waits for the next.
   sigset_t workers_mask = original_mask;
+  remove_job_stops(workers_mask);  // held by the launcher (job_stops.hpp), not by its workers
   if (options.notices && options.notices->settings().launcher_signal != 0)
     sigdelset(&workers_mask, options.notices->settings().launcher_signal);
   UniqueFd signal_fd(signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK));
@@ -62,7 +64,9 @@ RunOutcome run_workers(const LaunchFactory& launches, const RunOptions& options,
   Consoles consoles;
   for (int restart = 0;; ++restart) {
     // No worker runs while the round is prepared (in a multi-node job the nodes meet then,
-    // which may take long): signals act as usual, so that TERM ends the launcher at once.
+    // which may take long): signals act as usual, but the job's stops, held (job_stops.hpp):
+    // the rendezvous's wait tells one at once, and one that comes as the workers start is read
+    // from the signalfd, which stops them and tells it.
     sigprocmask(SIG_SETMASK, &original_mask, nullptr);
     auto made = launches(restart);
     sigprocmask(SIG_BLOCK, &handled, nullptr);

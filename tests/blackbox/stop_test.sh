@@ -290,6 +290,44 @@ for try in 1 2 3 4 5; do
 done
 check "TERM after TERM, five times: each a stop, said and in the summary file, exit 143 ($lost lost)" [ $lost = 0 ]
 
+# --- TERM in a launcher's first milliseconds (a job cancelled as it starts, a scheduler's TERM
+# to a launcher just started again): a stop, said, in the summary file, exit 143, at each
+# moment, of a one-node job and of an elastic launcher waiting for its round. Before, the
+# signal's default action ended it in its first ~50 ms (the sanitizer build), or while a round
+# was prepared: exit 143, nothing said, no summary. Each TERM comes once the launcher holds
+# TERM (its SigBlk): before its first instruction (the loader's time) nothing can tell it.
+holds_term() {  # holds_term PID: TERM (15: bit 14) is in its blocked set (builtins alone: fast)
+  local key value
+  while read -r key value; do
+    [ "$key" = SigBlk: ] && { [ $(((16#$value >> 14) & 1)) = 1 ]; return; }
+  done <"/proc/$1/status" 2>/dev/null
+  return 1
+}
+lost=0
+reserve_port p
+for delay in 0 0.001 0.003 0.01 0.03 0.1; do
+  for kind in one elastic; do
+    rm -f "$WORK/early.json"
+    if [ $kind = one ]; then
+      start early --nproc-per-node 2 --summary-file "$WORK/early.json" -- sleep 30
+    else
+      start early --nnodes 2:3 --rdzv-endpoint "127.0.0.1:$p" --rdzv-id "early-$$" \
+        --summary-file "$WORK/early.json" -- sleep 30
+    fi
+    for _ in $(seq 20000); do holds_term $launcher && break; done
+    sleep $delay
+    kill -TERM $launcher
+    wait $launcher
+    status=$?
+    if [ $status != 143 ] || [ ! -s "$WORK/early.json" ] || ! grep -q "stopped by SIGTERM" "$WORK/early.err" ||
+      ! summary "$WORK/early.json" 'assert s["exit_code"] == 143 and s["stopped"]["signal"] == 15' 2>/dev/null; then
+      lost=$((lost + 1))
+      echo "  $kind, TERM after $delay s: exit $status, summary $( [ -s "$WORK/early.json" ] && echo written || echo missing)"
+    fi
+  done
+done
+check "TERM in the first milliseconds, 12 times: each a stop, said and in the summary file, exit 143 ($lost lost)" [ $lost = 0 ]
+
 # --- The default grace fits inside a scheduler's own: Kubernetes (terminationGracePeriodSeconds)
 # and Slurm (KillWait) SIGKILL 30 s after their SIGTERM. Workers that ignore TERM are killed by
 # the launcher itself in time to say so and write its summary; played here as the kubelet does
