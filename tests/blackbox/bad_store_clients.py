@@ -6,6 +6,7 @@ token was not refused)"""
 import socket
 import struct
 import sys
+import time
 
 HOST, PORT = sys.argv[1], int(sys.argv[2])
 MAGIC, VERSION, HELLO = 0x534C4D41, 1, 1
@@ -21,8 +22,16 @@ def hello(token):
 
 
 def connect():
-    s = socket.create_connection((HOST, PORT), timeout=5)
-    return s
+    """A connection to the store, once it listens: node 0's launcher, started just before, may
+    not be there yet on a loaded machine (10 s at most)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return socket.create_connection((HOST, PORT), timeout=5)
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def answer(s):
