@@ -70,18 +70,18 @@ int run(int argc, char** argv) {
   sigset_t before_stops;
   hold_job_stops(&before_stops);
   auto parsed = parse_command_line(argc, argv);
-  Options* const options_parsed = std::get_if<Options>(&parsed);
-  if (!options_parsed || options_parsed->dry_run || options_parsed->exec ||
-      options_parsed->program.words.empty()) {
-    sigprocmask(SIG_SETMASK, &before_stops, nullptr);
-  }
+  const Options* const parsed_options = std::get_if<Options>(&parsed);
+  const bool runs_workers = parsed_options && !parsed_options->dry_run && !parsed_options->exec &&
+                            !parsed_options->program.words.empty();
+  if (!runs_workers) sigprocmask(SIG_SETMASK, &before_stops, nullptr);
   if (auto* exit_now = std::get_if<ExitNow>(&parsed)) return exit_now->status;
   if (auto* error = std::get_if<Error>(&parsed)) return fail(*error);
-  Options& options = *options_parsed;
+  Options& options = std::get<Options>(parsed);
   // From here on this process may be the guardian: whatever happens to the supervisor,
   // nothing it started outlives it (supervisor/guardian.hpp). Split before the plan is made,
-  // while the launcher is small; not for what runs no workers (--dry-run, --exec).
-  if (!options.dry_run && !options.exec && !options.program.words.empty()) {
+  // while the launcher is small; not for what runs no workers (--dry-run, --exec). The
+  // supervisor inherits the stops held.
+  if (runs_workers) {
     if (auto guardian_status = split_off_supervisor()) return *guardian_status;
   }
 

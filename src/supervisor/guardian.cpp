@@ -14,7 +14,6 @@
 #include "supervisor/console.hpp"
 #include "supervisor/descendants.hpp"
 #include "supervisor/exit_status.hpp"
-#include "supervisor/job_stops.hpp"
 #include "util/unique_fd.hpp"
 
 namespace aml {
@@ -128,8 +127,6 @@ std::optional<int> split_off_supervisor() {
   // The guardian may have died before PR_SET_PDEATHSIG took effect: no worker runs yet.
   if (getppid() != guardian) _exit(128 + SIGKILL);
   guardian_pid = guardian;
-  // The job's stops stay held: the supervisor tells each wherever it lands (job_stops.hpp).
-  add_job_stops(original);
   sigprocmask(SIG_SETMASK, &original, nullptr);
   return std::nullopt;
 }
