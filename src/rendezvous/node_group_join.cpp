@@ -13,6 +13,7 @@
 #include "rendezvous/group_timing.hpp"
 #include "rendezvous/node_group.hpp"
 #include "store/core/listen_socket.hpp"
+#include "util/failpoint.hpp"
 
 namespace aml {
 
@@ -102,9 +103,12 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
       self.node_rank,
       on_etcd() ? lease_ended_text() : std::string("it died (its connection to the store closed)"));
   died.time.clear();  // not known when it is written
-  // Its entry. Under etcd in the same transaction: its last will (its death from here on ends
-  // the round) and whether the round's abort and verdict are there yet (if not, their watches
-  // begin at this transaction, without reading them again). In a round that starts at once
+  // Its entry, and with it its last will: its death from its entry on ends the round. Under
+  // node 0's store the will goes first (calls one after another): set after the verdict, a
+  // member killed between its entry and the will left nothing, and node 0 ran the round
+  // without it for good (its watch's close is no silence). Under etcd, in one transaction with
+  // whether the round's abort and verdict are there yet (if not, their watches begin at this
+  // transaction, without reading them again). In a round that starts at once
   // (node_group_round_at_once.cpp), node 0 says its verdict in it too, and a member's seat is
   // its entry.
   const bool at_once = starts_at_once(round) && self.node_rank == 0;
@@ -119,7 +123,13 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
     ready.bench = round_bench(round);  // in the verdict: every member's summary names it
     said = verdict_of(ready, "");
   }
-  std::vector<BatchOp> entry = {BatchOp::create(node_key("node", self.node_rank), me)};
+  std::vector<BatchOp> entry;
+  if (!host_ && !on_etcd()) {
+    entry.push_back(BatchOp::will(key("abort"), to_json(died)));
+    gone_will_set_ = false;  // the connection's one will: this one replaces it
+  }
+  const std::size_t created = entry.size();  // where the entry's own answer is
+  entry.push_back(BatchOp::create(node_key("node", self.node_rank), me));
   if (on_etcd()) {
     entry.push_back(BatchOp::will(key("abort"), to_json(died)));
     entry.push_back(BatchOp::get_now(key("abort")));
@@ -131,10 +141,10 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
       std::vector<std::optional<std::string>>{me, std::nullopt, std::nullopt, std::nullopt};
   if (!seat_enters) entered = control_->batch(entry);  // its will beside the look's
   if (!entered) return entered.error();
-  const std::optional<std::string> stored = entered->front();
+  const std::optional<std::string> stored = (*entered)[seat_enters ? 0 : created];
   const std::optional<std::string> verdict = on_etcd() ? (*entered)[3] : std::nullopt;
   if (*stored != me) {
-    if (on_etcd()) clear_will(false);  // not this node's round to end
+    if (!host_) clear_will(false);  // not this node's round to end
     auto other = node_info_from_json(*stored);
     return invalid(self.per_process() ? "RANK" : "NODE_RANK", std::to_string(self.node_rank),
                    "a node rank of its own; " +
@@ -183,7 +193,7 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
                 : self.node_rank == 0 ? lead_round()
                                       : follow_round(heard, verdict_beside ? *watch_ : *control_);
   if (!agreed) {
-    if (on_etcd()) clear_will(false);  // a failed rendezvous ends no round
+    if (!host_) clear_will(false);  // a failed rendezvous ends no round
     if (std::exchange(formed_again_, false)) {
       if (options_.say) {
         options_.say("aml-launch: " + options_.self.host + ": " + round_name() + ": expected " +
@@ -199,12 +209,7 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   agreed->restarts_used = restarts_used;
   agreement_ = *agreed;
   if (!host_) {
-    if (!on_etcd()) {
-      gone_will_set_ = false;
-      if (auto will = control_->set_last_will(key("abort"), to_json(died)); !will) {
-        return will.error();
-      }
-    }
+    failpoint("round-agreed");  // a test's fault: a member lost as its round begins
     if (auto watching = control_->watch_wills(self.node_rank < kWillWatchers); !watching) {
       return watching.error();
     }

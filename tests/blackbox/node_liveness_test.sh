@@ -12,26 +12,50 @@ WORK=$(mktemp -d)
 CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
 NET="lv$$"
 kill_all() { kill -KILL $(grep -l "MARK=aml-liveness-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }
+kill_marked() { kill -KILL $(grep -l "MARK=aml-liveness-$$-$1-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }
 trap 'kill_all; bash "$CLUSTER" down "$NET" 3; rm -rf "$WORK"' EXIT
 bash "$CLUSTER" up "$NET" 3
 MASTER=$(bash "$CLUSTER" addr 0)
 py=/usr/bin/python3
 port() { $py -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# job NAME NODE_TIMEOUT WORKER: 3 nodes; $pids[n] each node's launcher (the pid started).
+# job NAME NODE_TIMEOUT WORKER [UP]: 3 nodes; $pids[n] each node's launcher (the pid started);
+# until UP workers run (6). FAILPOINT_1: node 1's AML_LAUNCH_TEST_FAILPOINT; ELASTIC: --nnodes
+# 2:3 instead of fixed node ranks (node 0 is the store's host, at the endpoint).
 job() {
-  local name=$1 timeout=$2 worker=$3 p
+  local name=$1 timeout=$2 worker=$3 up=${4:-6} p n how
   p=$(port)
   rm -f "$WORK"/up.*
   for n in 0 1 2; do
+    how=(--nnodes 3 --node-rank $n --master-addr "$MASTER" --master-port "$p")
+    [ -n "${ELASTIC:-}" ] &&
+      how=(--nnodes 2:3 --rdzv-endpoint "$MASTER:$p" --rdzv-id "lv$$" --rdzv-last-call 2 --max-restarts 1)
     bash "$CLUSTER" exec "$NET" $n env -i PATH=/usr/bin:/bin W="$WORK" \
-      MARK="aml-liveness-$$-$name-$n" "$BIN" --nnodes 3 \
-      --node-rank $n --nproc-per-node 2 --master-addr "$MASTER" --master-port "$p" \
+      MARK="aml-liveness-$$-$name-$n" \
+      $([ $n = 1 ] && [ -n "${FAILPOINT_1:-}" ] && echo "AML_LAUNCH_TEST_FAILPOINT=$FAILPOINT_1") \
+      "$BIN" "${how[@]}" --nproc-per-node 2 \
       --rdzv-timeout 20 --node-timeout "$timeout" -- sh -c "$worker" \
       >"$WORK/$name.$n.out" 2>"$WORK/$name.$n.err" &
     pids[n]=$!
   done
-  workers_up 6
+  workers_up "$up"
+}
+wait_for_file() {  # wait_for_file FILE S
+  for _ in $(seq $(($2 * 20))); do
+    [ -e "$1" ] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+# gone_within S PID...: whether every PID ended within S seconds.
+gone_within() {
+  local seconds=$1 pid
+  shift
+  for _ in $(seq $((seconds * 20))); do
+    for pid; do kill -0 "$pid" 2>/dev/null && { sleep 0.05; continue 2; }; done
+    return 0
+  done
+  return 1
 }
 # node_processes NAME N: every process of node N (its launcher's two, its workers, theirs).
 node_processes() { grep -l -a "MARK=aml-liveness-$$-$1-$2\b" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
@@ -96,6 +120,43 @@ wait ${pids[1]}; s1=$?; ms1=$((($(date +%s%N) - t0) / 1000000))
 wait ${pids[2]}; s2=$?; ms2=$((($(date +%s%N) - t0) / 1000000))
 check "node 0 died: nodes 1 and 2 stop within 1 s (${ms1} ms, ${ms2} ms), naming node 0" \
   bash -c "[ $ms1 -lt 1000 ] && [ $ms2 -lt 1000 ] && grep -q 'node 0 (.*): its launcher was lost' '$WORK/die0.1.err'"
+
+# --- Node 1's launcher killed as its round begins: it read the verdict, its workers have not
+# started (a failpoint: the moment a lost host hit in a fault campaign). Its will stands from
+# its entry on, so nodes 0 and 2 stop within 2 s, naming node 1, with a --node-timeout of 60 s.
+# (The will was set after the verdict: node 0 ran the round without node 1 for good, since a
+# closed watch is no silent one.) Then the same in an elastic job, whose members' "gone" will
+# stood until their entry: node 0 names node 1 and runs a round of the two left.
+FAILPOINT_1="round-agreed:$WORK/agreed.fired" job agreed 60 "$(worker_for 60)" 4
+wait_for_file "$WORK/agreed.fired" 10
+t0=$(date +%s%N)
+gone_within 10 ${pids[0]} ${pids[2]}
+ms=$((($(date +%s%N) - t0) / 1000000))
+kill_marked agreed
+wait ${pids[0]}; s0=$?
+wait ${pids[2]}; s2=$?
+check "node 1 killed as it read the round's verdict: nodes 0 and 2 stop within 2 s ($ms ms; --node-timeout 60), exit 1 ($s0 $s2)" \
+  bash -c "[ $ms -lt 2000 ] && [ '$s0 $s2' = '1 1' ]" || cat "$WORK"/agreed.[02].err
+check "node 1 killed as it read the round's verdict: both name it, dead" bash -c \
+  "grep -q 'node 1 (.*): its launcher was lost: it died' '$WORK/agreed.0.err' && grep -q 'node 1 (.*): its launcher was lost: it died' '$WORK/agreed.2.err'" ||
+  cat "$WORK"/agreed.[02].err
+wait ${pids[1]}
+
+ELASTIC=1 FAILPOINT_1="round-agreed:$WORK/agreed-elastic.fired" \
+  job agreed_elastic 60 "$(worker_for 60)" 4
+wait_for_file "$WORK/agreed-elastic.fired" 10
+t0=$(date +%s%N)
+for _ in $(seq 200); do
+  grep -q "elastic round 1: 2 nodes" "$WORK/agreed_elastic.0.err" && break
+  sleep 0.05
+done
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "elastic, a member killed as it read the round's verdict: node 0 runs a round of the two left within 4 s ($ms ms; --node-timeout 60), naming it dead" \
+  bash -c "[ $ms -lt 4000 ] && grep -q 'elastic round 1: 2 nodes' '$WORK/agreed_elastic.0.err' &&
+           grep -q 'node [12] (.*): its launcher was lost: it died' '$WORK/agreed_elastic.0.err'" ||
+  cat "$WORK"/agreed_elastic.*.err
+kill_marked agreed_elastic
+wait ${pids[0]} ${pids[1]} ${pids[2]}
 
 # --- The guardian alone killed on node 1 (SIGKILL of the pid started, as a scheduler sends):
 # node 1's supervisor stops its workers and tells the others at once.
