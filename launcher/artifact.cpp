@@ -52,10 +52,13 @@ std::string preflight_program() {
   return candidates.back();
 }
 
+std::string version_line() {
+  return std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT + ")";
+}
+
 std::string version_text() {
   const std::string backends = AML_COMM_BACKENDS;
-  std::string text = std::string("aml-launch ") + AML_VERSION + " (commit " + AML_GIT_COMMIT +
-                     ")\ntarget: " + kArchitecture + " Linux" +
+  std::string text = version_line() + "\ntarget: " + kArchitecture + " Linux" +
 #ifdef AML_PORTABLE_BUILD
                      ", glibc 2.17 or newer (portable build)" +
 #endif

@@ -14,5 +14,7 @@ std::string preflight_program();
 // portable build), the communicator backends and how each is had, and whether the preflight
 // is there.
 std::string version_text();
+// Its first line alone: "aml-launch VERSION (commit COMMIT)".
+std::string version_line();
 
 }  // namespace aml

@@ -34,6 +34,7 @@
 #include "report_command.hpp"
 #include "stop_while_waiting.hpp"
 #include "supervisor/console.hpp"
+#include "supervisor/crash_report.hpp"
 #include "supervisor/failure_summary.hpp"
 #include "supervisor/guardian.hpp"
 #include "supervisor/job_stops.hpp"
@@ -69,6 +70,7 @@ int run(int argc, char** argv) {
   // (job_stops.hpp); what runs no workers lets one act as it always did.
   sigset_t before_stops;
   hold_job_stops(&before_stops);
+  install_crash_report(version_line());  // its own crash told with its stack, not in silence
   auto parsed = parse_command_line(argc, argv);
   const Options* const parsed_options = std::get_if<Options>(&parsed);
   const bool runs_workers = parsed_options && !parsed_options->dry_run && !parsed_options->exec &&

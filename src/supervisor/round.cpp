@@ -7,6 +7,7 @@
 #include "notice/notice_desk.hpp"
 #include "supervisor/exit_status.hpp"
 #include "supervisor/failure_summary.hpp"
+#include "util/failpoint.hpp"
 
 namespace aml {
 namespace {
@@ -63,6 +64,7 @@ RunOutcome Round::run(std::vector<WorkerLaunch> launches) {
       if (!start(std::move(launches[i]), i)) break;
     }
   }
+  failpoint("workers-started");  // a test's fault: the supervisor lost as its workers run
   if (options_.on_first_use) {
     for (RunOptions::OnFirstUse& use : options_.on_first_use()) {
       reactor_.add(use.fd, EPOLLIN, [this, fd = use.fd, start = use.start](std::uint32_t) {

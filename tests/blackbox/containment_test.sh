@@ -2,7 +2,8 @@
 # Black-box tests of containment that outlives the launcher (DESIGN §4): after SIGKILL of
 # aml-launch, of its process group (as Open MPI and Slurm's pgid tracking send), or of its
 # supervisor, every process it started is gone within 1 s: the workers, children that ignore
-# TERM, ones that called setsid, ones behind a shell wrapper. Also as an unprivileged user, as
+# TERM, ones that called setsid, ones behind a shell wrapper; a supervisor that crashes says
+# so with its stack. Also as an unprivileged user, as
 # PID 1 of a PID namespace, and under a real mpirun that is stopped.
 # usage: containment_test.sh AML_LAUNCH
 set -u
@@ -99,6 +100,43 @@ check "kill -9 of the supervisor: the $before processes are gone within 1 s ($go
   bash -c "[ '$gone_ms' != never ] && [ $status = 137 ]"
 check "kill -9 of the supervisor: the guardian said so" \
   grep -q "its supervisor (pid $supervisor) was killed by signal 9 (SIGKILL); its guardian ended the" "$WORK/$mark.err"
+
+# --- The supervisor crashes as its workers start (a failpoint's bad memory access): it says so
+# with its stack, whose frames addr2line names; its guardian ends everything it left, and the
+# launcher exits as the supervisor died, 139.
+mark="aml-containment-$$-crash"
+env -i PATH=/usr/bin:/bin W="$WORK" MARK="$mark" \
+  AML_LAUNCH_TEST_FAILPOINT="workers-started:$WORK/crash.fired:segv" "$BIN" --nproc-per-node 2 \
+  -- sh -c "$worker" >/dev/null 2>"$WORK/$mark.err" &
+launcher=$!
+(sleep 20; cleanup "$mark") &  # a launcher that would wait for ever
+watchdog=$!
+wait $launcher
+status=$?
+gone_within_ms "$mark" 1000
+kill $watchdog 2>/dev/null
+cleanup "$mark"
+if grep -qa "AddressSanitizer" "$BIN"; then
+  # The sanitizer build keeps ASan's own report (symbolized), and ends as ASan does (exit 1).
+  check "a crash of the supervisor (sanitizer build): ASan's report names the failpoint in the round, exit $status, nothing left ($gone_ms ms)" \
+    bash -c "[ $status != 0 ] && [ '$gone_ms' != never ] &&
+             grep -q 'AddressSanitizer: SEGV on unknown address 0x0*8 ' '$WORK/$mark.err' &&
+             grep -q 'in aml::failpoint' '$WORK/$mark.err' && grep -q 'in aml::Round::run' '$WORK/$mark.err'" ||
+    cat "$WORK/$mark.err"
+else
+  frames=$(grep -o "aml-launch(+0x[0-9a-f]*)" "$WORK/$mark.err" | sed 's/.*(+\(0x[0-9a-f]*\))/\1/')
+  check "a crash of the supervisor: exit 139 ($status), nothing left ($gone_ms ms)" \
+    bash -c "[ $status = 139 ] && [ '$gone_ms' != never ]"
+  check "a crash of the supervisor: it says what and where, then its stack" \
+    grep -q "internal error: the launcher (pid [0-9]*) crashed: SIGSEGV at address 0x8 (aml-launch .*commit" "$WORK/$mark.err" ||
+    cat "$WORK/$mark.err"
+  check "a crash of the supervisor: addr2line names its frames (the failpoint, the round)" \
+    bash -c "addr2line -f -C -e '$BIN' $(echo $frames) | grep -q '^aml::failpoint' &&
+             addr2line -f -C -e '$BIN' $(echo $frames) | grep -q '^aml::Round::run'" ||
+    addr2line -f -C -e "$BIN" $frames
+  check "a crash of the supervisor: its guardian names the signal" \
+    grep -q "its supervisor (pid [0-9]*) was killed by signal 11 (SIGSEGV); its guardian ended the" "$WORK/$mark.err"
+fi
 
 # --- SIGKILL of a paused launcher (SIGSTOP to a host's processes, as a paused VM looks): its
 # supervisor's process group, left orphaned with a stopped member, gets the kernel's SIGHUP and
