@@ -32,11 +32,16 @@ void put_number(unsigned long value, int base) {
 
 const char* crash_name(int signal_number) {
   switch (signal_number) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    default: return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    default:
+      return "SIGABRT";
   }
 }
 
@@ -83,7 +88,7 @@ void install_crash_report(const std::string& about) {
   alternate.ss_sp = g_alternate_stack;
   alternate.ss_size = sizeof g_alternate_stack;
   (void)sigaltstack(&alternate, nullptr);
-  struct sigaction action{};
+  struct sigaction action {};
   action.sa_sigaction = report_crash;
   action.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_ONSTACK;
   sigemptyset(&action.sa_mask);

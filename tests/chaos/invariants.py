@@ -1,5 +1,6 @@
 """The invariants, checked on the recorded history (history.py), never on one outcome alone:
 
+0. no launcher crashes: no launcher's output holds a crash report (its stack, quoted whole);
 1. no double rank: in each round (run id, round) no two workers hold the same global rank, the
    rank a worker was given is the one its launcher's events name, and every worker of the round
    agrees on its world size, MASTER_ADDR:MASTER_PORT and every allreduce's result;
@@ -309,9 +310,35 @@ def flat(history, job, record):
     return result("5b. descriptors and memory flat", broken, detail, broken)
 
 
+# A launcher's own crash: its report (supervisor/crash_report.hpp) or the sanitizer's, or, from a
+# build without either, its guardian's word.
+CRASH_MARKS = ("internal error: the launcher (pid", "ERROR: AddressSanitizer",
+               "runtime error:", "was killed by signal 11 (SIGSEGV)")
+
+
+def no_crash(job):
+    """0. no launcher crashes: every launch's output, its crash report quoted whole (its stack)."""
+    broken, lines = [], []
+    for launch in job.launches:
+        try:
+            with open(launch.files["out"], errors="replace") as f:
+                out = f.read().splitlines()
+        except OSError:
+            continue
+        at = next((i for i, line in enumerate(out) if any(m in line for m in CRASH_MARKS)), None)
+        if at is None:
+            continue
+        broken.append(f"launch {launch.number} on host {launch.host} crashed: {out[at]}")
+        lines += [f"launch {launch.number}: {line}" for line in out[at:at + 40]]
+    detail = f"{len(job.launches)} launches, " + (f"{len(broken)} crashed" if broken else "none crashed")
+    result_ = result("0. no launcher crashes", broken, detail)
+    result_["lines"] = broken + lines  # the whole stack, for the track record
+    return result_
+
+
 def check(history, job, record, began, stopped):
-    return [no_double_rank(history), no_lost_work(history, job.ckpt_every), one_verdict(job, record),
-            flat(history, job, record), reports_right(history, job, record)]
+    return [no_crash(job), no_double_rank(history), no_lost_work(history, job.ckpt_every),
+            one_verdict(job, record), flat(history, job, record), reports_right(history, job, record)]
 
 
 def table(results, seed):
