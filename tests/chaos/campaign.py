@@ -138,7 +138,7 @@ def main():
                       cpu_busy=history.cpu_busy_share(), cpu_own=history.own_cpu_share())
         faults_seen = effects.judge(nemesis.record, history, job)
         results = invariants.check(history, job, nemesis.record, began, stopped)
-        results.insert(2, effects.as_invariant(faults_seen))
+        results.insert(3, effects.as_invariant(faults_seen))  # after 0, 1 and 2
     finally:
         job.stop(timeout=30)
         hosts.down()
