@@ -141,7 +141,7 @@ Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
       std::vector<std::optional<std::string>>{me, std::nullopt, std::nullopt, std::nullopt};
   if (!seat_enters) entered = control_->batch(entry);  // its will beside the look's
   if (!entered) return entered.error();
-  const std::optional<std::string> stored = (*entered)[seat_enters ? 0 : created];
+  const std::optional<std::string> stored = (*entered)[created];
   const std::optional<std::string> verdict = on_etcd() ? (*entered)[3] : std::nullopt;
   if (*stored != me) {
     if (!host_) clear_will(false);  // not this node's round to end

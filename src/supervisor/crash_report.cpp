@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "supervisor/exit_status.hpp"
+
 namespace aml {
 namespace {
 
@@ -36,21 +38,6 @@ void put_number(std::uintptr_t value, unsigned base) {
     value /= base;
   } while (value != 0 && at > 0);
   put(digits + at);
-}
-
-const char* crash_name(int signal_number) {
-  switch (signal_number) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGILL:
-      return "SIGILL";
-    case SIGFPE:
-      return "SIGFPE";
-    default:
-      return "SIGABRT";
-  }
 }
 
 struct Walk {
@@ -85,7 +72,7 @@ void report_crash(int signal_number, siginfo_t* info, void*) {
   put("aml-launch: internal error: the launcher (pid ");
   put_number(static_cast<std::uintptr_t>(getpid()), 10);
   put(") crashed: ");
-  put(crash_name(signal_number));
+  put(classic_signal_name(signal_number));
   if (signal_number != SIGABRT && info != nullptr) {
     put(" at address 0x");
     put_number(reinterpret_cast<std::uintptr_t>(info->si_addr), 16);

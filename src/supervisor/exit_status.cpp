@@ -8,13 +8,17 @@
 
 namespace aml {
 
-std::string signal_name(int signal) {
-  static constexpr std::array<std::string_view, 32> kNames = {
+const char* classic_signal_name(int signal) {
+  static constexpr std::array<const char*, 32> kNames = {
       "",          "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
       "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
       "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
       "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
-  if (signal > 0 && signal < static_cast<int>(kNames.size())) return std::string(kNames[signal]);
+  return signal > 0 && signal < static_cast<int>(kNames.size()) ? kNames[signal] : nullptr;
+}
+
+std::string signal_name(int signal) {
+  if (const char* name = classic_signal_name(signal)) return name;
   if (signal >= SIGRTMIN && signal <= SIGRTMAX) {
     return "SIGRTMIN+" + std::to_string(signal - SIGRTMIN);
   }

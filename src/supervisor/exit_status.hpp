@@ -12,6 +12,8 @@ std::string describe_wait_status(int wait_status);
 // "SIGKILL", "SIGRTMIN+3"; "SIG?" for what is no signal. Our own table: glibc's sigabbrev_np
 // is newer (2.32) than the glibc the portable binary may need (2.17).
 std::string signal_name(int signal);
+// The same name for signals 1-31 without allocating (a signal handler's), else nullptr.
+const char* classic_signal_name(int signal);
 // The number of "USR1", "SIGUSR1" or "10"; 0 for what names no signal.
 int signal_number(std::string_view name);
 

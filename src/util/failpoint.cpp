@@ -20,7 +20,7 @@ void failpoint(std::string_view name) {
   constexpr std::string_view kStop = ":stop", kSegv = ":segv";
   const bool stop = rest.size() > kStop.size() && rest.ends_with(kStop);
   const bool segv = rest.size() > kSegv.size() && rest.ends_with(kSegv);
-  if (stop || segv) rest.remove_suffix(kStop.size());
+  if (stop || segv) rest.remove_suffix(stop ? kStop.size() : kSegv.size());
   // Once for every launcher that shares the file's folder: the first to create it.
   const std::string once(rest);
   const int fd = open(once.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

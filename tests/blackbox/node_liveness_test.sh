@@ -40,13 +40,6 @@ job() {
   done
   workers_up "$up"
 }
-wait_for_file() {  # wait_for_file FILE S
-  for _ in $(seq $(($2 * 20))); do
-    [ -e "$1" ] && return 0
-    sleep 0.05
-  done
-  return 1
-}
 # gone_within S PID...: whether every PID ended within S seconds.
 gone_within() {
   local seconds=$1 pid
@@ -128,7 +121,7 @@ check "node 0 died: nodes 1 and 2 stop within 1 s (${ms1} ms, ${ms2} ms), naming
 # closed watch is no silent one.) Then the same in an elastic job, whose members' "gone" will
 # stood until their entry: node 0 names node 1 and runs a round of the two left.
 FAILPOINT_1="round-agreed:$WORK/agreed.fired" job agreed 60 "$(worker_for 60)" 4
-wait_for_file "$WORK/agreed.fired" 10
+wait_file "$WORK/agreed.fired" 10
 t0=$(date +%s%N)
 gone_within 10 ${pids[0]} ${pids[2]}
 ms=$((($(date +%s%N) - t0) / 1000000))
@@ -144,7 +137,7 @@ wait ${pids[1]}
 
 ELASTIC=1 FAILPOINT_1="round-agreed:$WORK/agreed-elastic.fired" \
   job agreed_elastic 60 "$(worker_for 60)" 4
-wait_for_file "$WORK/agreed-elastic.fired" 10
+wait_file "$WORK/agreed-elastic.fired" 10
 t0=$(date +%s%N)
 for _ in $(seq 200); do
   grep -q "elastic round 1: 2 nodes" "$WORK/agreed_elastic.0.err" && break
