@@ -29,8 +29,8 @@ from leaks import growth
 STARTUP_S = 0.5
 
 
-def result(name, broken, detail, lines=()):
-    return {"invariant": name, "held": not broken, "detail": detail, "lines": list(lines)[:12]}
+def result(name, broken, detail, lines=(), most=12):
+    return {"invariant": name, "held": not broken, "detail": detail, "lines": list(lines)[:most]}
 
 
 def run_of(row, generation):
@@ -313,7 +313,7 @@ def flat(history, job, record):
 # A launcher's own crash: its report (supervisor/crash_report.hpp) or the sanitizer's, or, from a
 # build without either, its guardian's word.
 CRASH_MARKS = ("internal error: the launcher (pid", "ERROR: AddressSanitizer",
-               "runtime error:", "was killed by signal 11 (SIGSEGV)")
+               "runtime error:", "was killed by signal 11 (SIGSEGV); its guardian")
 
 
 def no_crash(job):
@@ -331,9 +331,8 @@ def no_crash(job):
         broken.append(f"launch {launch.number} on host {launch.host} crashed: {out[at]}")
         lines += [f"launch {launch.number}: {line}" for line in out[at:at + 40]]
     detail = f"{len(job.launches)} launches, " + (f"{len(broken)} crashed" if broken else "none crashed")
-    result_ = result("0. no launcher crashes", broken, detail)
-    result_["lines"] = broken + lines  # the whole stack, for the track record
-    return result_
+    # The whole stack, for the track record.
+    return result("0. no launcher crashes", broken, detail, broken + lines, most=len(broken + lines))
 
 
 def check(history, job, record, began, stopped):
