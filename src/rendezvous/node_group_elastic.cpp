@@ -130,11 +130,11 @@ Result<Agreement> NodeGroup::decide_members(int round) {
   // (node_group_seat.cpp): nobody waits for a thousand looks after a loss. One that is gone
   // left its "gone" key, read before the seats are given, or read by the round's node 0 once
   // it runs (node_group_round_at_once.cpp).
-  std::set<long> seated_without_slot;
+  std::set<long> in_round = {me};  // who joined: each launcher once, whatever its slots
   if (on_etcd() && round > 0 && !resumed_) {
     for (const auto& [id, rank] : last.seats) {
       if (id == me || not_awaited.contains(id)) continue;
-      seated_without_slot.insert(id);
+      in_round.insert(id);
       joined.push_back({id, rank});
       const auto known = last.who.find(id);
       who[id] = known != last.who.end() ? known->second : SeatedLauncher{"?", 0, "", ""};
@@ -176,8 +176,9 @@ Result<Agreement> NodeGroup::decide_members(int round) {
         char host[256] = "?";
         std::sscanf(slot->c_str(), "%ld %255s %d %n", &id, host, &carried, &info_at);
         // A coordinator that took over had taken a slot; a member seated without one may
-        // have taken one too.
-        if (id == me || seated_without_slot.contains(id)) continue;
+        // have taken one too; one that came back (etcd lost a while) took another. Joined
+        // twice, one slot would seat it and the other call it a spare, the answer it reads.
+        if (!in_round.insert(id).second) continue;
         const auto info = info_at > 0 ? node_info_from_json(slot->substr(info_at)) : std::nullopt;
         auto previous = last.seats.find(id);
         // A newcomer that disagrees with the running job is refused, and the job goes on.
