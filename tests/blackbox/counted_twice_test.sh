@@ -51,13 +51,13 @@ said() {  # said HOST TEXT [SECONDS]: its launcher said it (within 15 s)
 }
 
 etcdctl_on() { ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" 0 etcdctl --endpoints "$ENDPOINTS" "$@"; }
-# The slots the spare's launcher took in round 1: the count's versions that name its address.
+# The slots the spare's launcher took in round 1: the count's versions that name its address
+# (a watch from the first revision prints the key's history, then waits: cut short).
 spare_slots() {
-  timeout 2 bash -c "$(declare -f etcdctl_on); $VARS; etcdctl_on watch --rev 1 --prefix /aml-launch/ct-$ID/" 2>/dev/null |
+  timeout 2 env ETCDCTL_API=3 bash "$CLUSTER" exec "$NET" 0 etcdctl --endpoints "$ENDPOINTS" \
+    watch --rev 1 --prefix "/aml-launch/ct-$$/" 2>/dev/null |
     awk '/\/aml\/elastic\/1\/count$/ { getline v; if (v ~ /"addr":"10\.77\.0\.6"/) n++ } END { print n + 0 }'
 }
-ID=$$
-VARS="CLUSTER='$CLUSTER' NET='$NET' ENDPOINTS='$ENDPOINTS' ID='$ID'"
 
 start $N0 $NT
 sleep 1  # node 0 first
@@ -84,7 +84,7 @@ check "the spare counts in for round 1 twice" until_spare_slots 2
 kill -STOP $(launchers_of $SPARE)
 seats_given() {  # round 1's seats' record is in etcd (within 20 s)
   for _ in $(seq 100); do
-    etcdctl_on get --prefix "/aml-launch/ct-$ID/" --keys-only 2>/dev/null | grep -q "/elastic/1/seats$" && return 0
+    etcdctl_on get --prefix "/aml-launch/ct-$$/" --keys-only 2>/dev/null | grep -q "/elastic/1/seats$" && return 0
     sleep 0.2
   done
   return 1
