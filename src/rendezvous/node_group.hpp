@@ -296,9 +296,8 @@ class NodeGroup : public PeerLink {
   void wait_for_verdict_readers();
   std::chrono::milliseconds beat_interval() const;
   std::chrono::milliseconds watch_interval() const;
-  // Node 0 cannot be reached: it is lost, or (this node's own silence reached --node-timeout:
-  // a long wait for an answer, or a pause of its own) this node was, and the job went on
-  // without it.
+  // Node 0 (etcd: the rendezvous) cannot be reached: it is lost, or this node was (its own
+  // silence reached --node-timeout: a long wait, a pause), and the job went on without it.
   JobFailure lost_contact(const std::string& why);
   // The rendezvous itself cannot be reached (node 0's store, or etcd).
   JobFailure lost_rendezvous(const std::string& why) const;
@@ -318,6 +317,10 @@ class NodeGroup : public PeerLink {
   // members hear why on its tripwire, rather than its store's closing alone.
   void tell_members_why(const JobFailure& loss);
   PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
+  // etcd: the round's end it could not write, written at its next join (node_group_round_end.cpp).
+  void keep_unwritten_end(const std::string& verdict);
+  void end_written();  // etcd holds this round's end (read, or written by this launcher)
+  Result<bool> write_unwritten_end();
   // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
   PeerNews news_of(const std::string& verdict);
 
@@ -360,6 +363,7 @@ class NodeGroup : public PeerLink {
   std::optional<StoreClient> tripwire_;
   std::optional<StoreClient> tripwire_will_;
   std::optional<std::string> heard_verdict_;  // heard on the tripwire, not yet in etcd
+  std::optional<std::pair<std::string, std::string>> unwritten_end_;  // its abort key, verdict
   std::chrono::steady_clock::time_point write_heard_at_;
   UniqueFd events_;            // etcd: watch_'s and tripwire_'s descriptors
   bool tripwire_due_ = false;  // etcd: armed at the round's first poll (its workers run)

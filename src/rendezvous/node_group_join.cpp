@@ -60,6 +60,8 @@ void NodeGroup::let_last_round_go() {
 
 Result<Agreement> NodeGroup::join_round(int round, const std::string& phase) {
   let_last_round_go();
+  // The last round's end, where etcd could not take it then: the next round waits for it.
+  if (auto written = write_unwritten_end(); !written) return written.error();
   seated_ids_.clear();
   notice_heard_ = false;
   progress_.begin(Clock::now());  // the first round's clock began with the dial
