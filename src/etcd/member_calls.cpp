@@ -49,13 +49,19 @@ std::string gateway_hint(const std::string& said) {
          "CommonName (the gateway cannot pass it on as the user)";
 }
 
-// gRPC's codes for a member that cannot answer now: another may.
-bool try_another(int http_status, const json& answer) {
-  const long long code = number_of(answer, "code");
-  return http_status >= 500 || code == 14 || code == 4 || code == 1 || code == 8;
-}
-
 }  // namespace
+
+// gRPC's codes for a member that cannot answer now: another may. And etcd's word for a request
+// that ran out of time inside the member, whatever its code: a member without a quorum (cut off,
+// or just restarted while its peers were away) answered a lease's grant so, as gRPC's "unknown"
+// (the fault campaign's etcd 400: a launcher started then exited 2 instead of waiting).
+bool member_cannot_serve_now(int http_status, const json& answer) {
+  const long long code = number_of(answer, "code");
+  if (http_status >= 500 || code == 14 || code == 4 || code == 1 || code == 8) return true;
+  const std::string said = text_of(answer, "error");
+  return said.find("context deadline exceeded") != std::string::npos ||
+         said.find("etcdserver: request timed out") != std::string::npos;
+}
 
 MemberCalls::MemberCalls(std::vector<std::string> endpoints, Access access,
                          std::shared_ptr<TlsContext> tls, bool grpc, std::size_t first_member,
@@ -156,7 +162,7 @@ Result<json> MemberCalls::call(const std::string& path, const json& request,
           reauthenticated = true;
           if (auto in = authenticate(deadline); !in) return in.error();
           continue;
-        } else if (!try_another(answer->status, parsed)) {
+        } else if (!member_cannot_serve_now(answer->status, parsed)) {
           return invalid("etcd", unary_->where() + path,
                          "an accepted request (etcd said: " + text_of(parsed, "error") + ")" +
                              auth_hint(parsed, access_));

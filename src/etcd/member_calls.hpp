@@ -21,6 +21,11 @@ namespace aml::etcd {
 // this pause, once every member was tried.
 inline constexpr std::chrono::milliseconds kMemberRetryPause{100};
 
+// Whether an answer that is not a success says the member cannot serve now (no leader, lost,
+// overloaded, a request that ran out of time in it): another member, or the same later, may.
+// Else it is a refusal, named to the user (a permission, a malformed request).
+bool member_cannot_serve_now(int http_status, const nlohmann::json& answer);
+
 class MemberCalls {
  public:
   // first_member: where to start (launchers start on different members: a thousand of them do

@@ -17,6 +17,8 @@
 #include <string>
 #include <thread>
 
+#include "etcd/member_calls.hpp"
+
 namespace aml::etcd {
 namespace {
 
@@ -173,6 +175,26 @@ TEST_F(GrpcChannelTest, ARefusalIsTheGatewaysErrorWithItsMessageDecoded) {
   const auto body = nlohmann::json::parse(answer->body);
   EXPECT_EQ(body.value("code", 0), 7);
   EXPECT_EQ(body.value("message", ""), "permission denied%2");  // a stray '%' kept as it came
+}
+
+// A member without a quorum (cut off, or restarted while its peers were away) answered a
+// lease's grant with gRPC's "unknown" and "context deadline exceeded": another member, or this
+// one later, may serve; the call goes on rather than name it a refusal (fault campaign etcd 400:
+// a launcher started then exited 2). A refusal (permission) still is one.
+TEST_F(GrpcChannelTest, ARequestOutOfTimeInTheMemberIsNoRefusal) {
+  auto may_serve_later = [&](const std::string& code, const std::string& message) {
+    auto answer = call(settings_ + frame(kHeaders, kEndStream | kEndHeaders, 1,
+                                         kStatus200 + kGrpcType + literal("grpc-status", code) +
+                                             literal("grpc-message", message)));
+    EXPECT_TRUE(answer) << answer.error().message();
+    return answer ? member_cannot_serve_now(answer->status, nlohmann::json::parse(answer->body))
+                  : false;
+  };
+  EXPECT_TRUE(may_serve_later("2", "context%20deadline%20exceeded"));
+  EXPECT_TRUE(may_serve_later("2", "etcdserver:%20request%20timed%20out"));
+  EXPECT_TRUE(may_serve_later("14", "etcdserver:%20no%20leader"));
+  EXPECT_FALSE(may_serve_later("7", "etcdserver:%20permission%20denied"));
+  EXPECT_FALSE(may_serve_later("3", "etcdserver:%20key%20is%20not%20provided"));
 }
 
 TEST_F(GrpcChannelTest, AMessageCutShortOrMissingIsRefused) {
