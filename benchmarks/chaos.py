@@ -4,7 +4,8 @@ faults judged alone and as documented, each invariant held or broken, recovery t
 busy share), in Markdown for benchmarks/RESULTS.md. Each campaign's report is kept in OUT.
 
 usage: /usr/bin/python3 benchmarks/chaos.py BUILD_DIR OUT [--faults 1000] [--minutes 60]
-           [--faults-per-minute 5] [--engines c10d,etcd] [--first-seed 100]   (as root)
+           [--faults-per-minute 5] [--engines c10d,etcd] [--first-seed 100] [--mix KIND=W,...]
+           (as root)
 A campaign whose invariants broke is kept (--keep: its whole history, in /tmp) and named; the run
 goes on with the next seed.
 """
@@ -19,14 +20,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CAMPAIGN = os.path.join(HERE, "..", "tests", "chaos", "campaign.py")
 
 
-def run_one(build, out, engine, seed, minutes, per_minute):
+def run_one(build, out, engine, seed, minutes, per_minute, mix=""):
     report = os.path.join(out, f"{engine}-{seed}.json")
     log = os.path.join(out, f"{engine}-{seed}.log")
     with open(log, "w") as f:
         status = subprocess.run(
             ["/usr/bin/python3", CAMPAIGN, "--bin", os.path.join(build, "launcher", "aml-launch"),
              "--engine", engine, "--seed", str(seed), "--minutes", str(minutes),
-             "--faults-per-minute", str(per_minute), "--report", report, "--keep-broken"],
+             "--faults-per-minute", str(per_minute), "--report", report, "--keep-broken"]
+            + (["--mix", mix] if mix else []),
             stdout=f, stderr=subprocess.STDOUT).returncode
     try:
         with open(report) as f:
@@ -60,6 +62,8 @@ def main():
     p.add_argument("--faults-per-minute", type=float, default=5)
     p.add_argument("--engines", default="c10d,etcd")
     p.add_argument("--first-seed", type=int, default=100)
+    p.add_argument("--mix", default="",
+                   help="the fault kinds' weights, passed to each campaign (tests/chaos/campaign.py)")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rows, total, seed = [], 0, args.first_seed
@@ -67,7 +71,7 @@ def main():
     while total < args.faults:
         engine = engines[(seed - args.first_seed) % len(engines)]
         status, report = run_one(os.path.abspath(args.build), args.out, engine, seed, args.minutes,
-                                 args.faults_per_minute)
+                                 args.faults_per_minute, args.mix)
         rows.append(row(engine, seed, status, report))
         total += len(report["faults"]) if report else 0
         print(rows[-1], flush=True)

@@ -9,7 +9,8 @@ is set beside what the docs say (effects.py).
 
 usage: /usr/bin/python3 tests/chaos/campaign.py --bin build/launcher/aml-launch
            [--engine c10d|etcd] [--seed N] [--minutes M] [--faults-per-minute F]
-           [--node-timeout S] [--workers-per-node W] [--report FILE.json] [--keep|--keep-broken]
+           [--node-timeout S] [--workers-per-node W] [--mix KIND=W,...] [--report FILE.json]
+           [--keep|--keep-broken]
 Exit 0 when every invariant held, 1 when one broke, 2 when the campaign could not run. As root.
 """
 import argparse
@@ -29,7 +30,7 @@ from history import History  # noqa: E402
 from hosts import Hosts  # noqa: E402
 from job import Job  # noqa: E402
 from nemesis import Nemesis  # noqa: E402
-from schedule import describe, draw  # noqa: E402
+from schedule import describe, draw, parse_mix  # noqa: E402
 
 HOSTS = 5
 ETCD_MEMBERS = (0, 1, 2)
@@ -44,6 +45,9 @@ def arguments():
     p.add_argument("--faults-per-minute", type=float, default=5.0)
     p.add_argument("--node-timeout", type=int, default=10)
     p.add_argument("--workers-per-node", type=int, default=1)
+    p.add_argument("--mix", default="",
+                   help="fault kinds' weights in place of the usual ones, e.g. "
+                        "pause=4,partition=4,etcd_kill=3 (0 leaves a kind out)")
     p.add_argument("--report", help="the campaign's results as JSON (faults, invariants)")
     p.add_argument("--keep", action="store_true", help="keep the recorded history's folder")
     p.add_argument("--keep-broken", action="store_true",
@@ -95,19 +99,26 @@ def main():
         sys.exit("campaign: run as root (network namespaces, nft)")
     if not shutil.which("nft"):
         sys.exit("campaign: nft is missing (apt-get install nftables): the partitions need it")
+    try:
+        mix = parse_mix(args.mix)
+        draw(args.seed, args.engine, HOSTS, 1, 1, args.node_timeout, ETCD_MEMBERS, mix=mix)
+    except ValueError as e:
+        print(f"campaign: {e}", file=sys.stderr)
+        return 2
     before = leaks.snapshot()
     net = f"ch{os.getpid() % 100000}"
     work = tempfile.mkdtemp(prefix=f"aml-chaos-{args.engine}-{args.seed}-")
     os.chmod(work, 0o755)
     faults = draw(args.seed, args.engine, HOSTS, args.minutes, args.faults_per_minute,
-                  args.node_timeout, ETCD_MEMBERS, warmup=5.0)
-    print(describe(faults, args.engine, args.seed), flush=True)
+                  args.node_timeout, ETCD_MEMBERS, warmup=5.0, mix=mix)
+    print(describe(faults, args.engine, args.seed, mix), flush=True)
     hosts = Hosts(net, HOSTS, work)
     job = Job(hosts, work, os.path.abspath(args.bin), args.engine, workers=args.workers_per_node,
               node_timeout=args.node_timeout)
     history = History(hosts, work, args.bin)
     report = {"seed": args.seed, "engine": args.engine, "minutes": args.minutes,
-              "faults_per_minute": args.faults_per_minute, "node_timeout": args.node_timeout}
+              "faults_per_minute": args.faults_per_minute, "node_timeout": args.node_timeout,
+              "mix": mix}
     try:
         hosts.up()
         if args.engine == "etcd":

@@ -33,11 +33,35 @@ KINDS = {
 }
 
 
-def draw(seed, engine, hosts, minutes, per_minute, node_timeout, etcd_members=(), warmup=20.0):
-    """The campaign's faults, in time order: dicts with at, kind, host, pick, duration."""
-    rng = random.Random(f"{seed}/{engine}/{hosts}/{minutes}/{per_minute}")
-    kinds = [k for k, v in KINDS.items() if engine in v[1]]
-    weights = [KINDS[k][0] for k in kinds]
+def parse_mix(text):
+    """--mix "pause=4,etcd_kill=2": each kind's weight in place of its usual one (0 leaves it out).
+    A campaign aimed at one family of faults (a bug seen once after a lease's end) meets it more
+    often. ValueError names what is wrong."""
+    mix = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        kind, _, weight = part.partition("=")
+        if kind not in KINDS:
+            raise ValueError(f"--mix: no fault kind {kind!r} (kinds: {', '.join(KINDS)})")
+        try:
+            mix[kind] = float(weight)
+        except ValueError:
+            raise ValueError(f"--mix: {part!r} needs a number after '=' (pause=4)") from None
+        if mix[kind] < 0:
+            raise ValueError(f"--mix: {part!r}: a weight is 0 or more")
+    return mix
+
+
+def draw(seed, engine, hosts, minutes, per_minute, node_timeout, etcd_members=(), warmup=20.0,
+         mix=None):
+    """The campaign's faults, in time order: dicts with at, kind, host, pick, duration. mix: the
+    weights parse_mix gave (the same seed and mix draw the same schedule)."""
+    mix = mix or {}
+    tag = "".join(f"/{k}={mix[k]:g}" for k in sorted(mix))  # "" for the usual mix: seeds keep theirs
+    rng = random.Random(f"{seed}/{engine}/{hosts}/{minutes}/{per_minute}{tag}")
+    kinds = [k for k, v in KINDS.items() if engine in v[1] and mix.get(k, v[0]) > 0]
+    if not kinds:
+        raise ValueError(f"--mix leaves no fault kind for {engine}")
+    weights = [mix.get(k, KINDS[k][0]) for k in kinds]
     count = max(1, round(minutes * per_minute))
     span = minutes * 60.0
     gap = span / count
@@ -64,8 +88,9 @@ def draw(seed, engine, hosts, minutes, per_minute, node_timeout, etcd_members=()
     return faults
 
 
-def describe(faults, engine, seed):
-    lines = [f"schedule: seed {seed}, engine {engine}, {len(faults)} faults"]
+def describe(faults, engine, seed, mix=None):
+    aimed = f", --mix {','.join(f'{k}={mix[k]:g}' for k in sorted(mix))}" if mix else ""
+    lines = [f"schedule: seed {seed}, engine {engine}, {len(faults)} faults{aimed}"]
     for f in faults:
         target = "the round's node 0" if f["kind"] == "kill_node0" else (
             f"a seated host's worker (pick {f['pick']})" if f["kind"] == "kill_worker" else
