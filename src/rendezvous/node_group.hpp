@@ -317,9 +317,8 @@ class NodeGroup : public PeerLink {
   // members hear why on its tripwire, rather than its store's closing alone.
   void tell_members_why(const JobFailure& loss);
   PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
-  // etcd: the round's end it could not write, written at its next join (node_group_round_end.cpp).
-  void keep_unwritten_end(const std::string& verdict);
-  void end_written();  // etcd holds this round's end (read, or written by this launcher)
+  Result<std::string> write_round_end(const std::string& verdict);  // node_group_round_end.cpp
+  void keep_unwritten_end(const std::string& verdict);  // etcd: written at the next join
   Result<bool> write_unwritten_end();
   // What a verdict read from the rendezvous (a failure, or the job's completion) means here.
   PeerNews news_of(const std::string& verdict);

@@ -11,13 +11,16 @@
 
 namespace aml {
 
+// The verdict the rendezvous holds once this one is written (this one, or the first before it).
+Result<std::string> NodeGroup::write_round_end(const std::string& verdict) {
+  auto stored = control_->compare_set(key("abort"), "", verdict);
+  if (!stored) keep_unwritten_end(verdict);
+  return stored;
+}
+
 void NodeGroup::keep_unwritten_end(const std::string& verdict) {
   if (!on_etcd() || round_ < 0) return;
   if (!unwritten_end_) unwritten_end_ = {key("abort"), verdict};  // the first one it knew
-}
-
-void NodeGroup::end_written() {
-  if (unwritten_end_ && unwritten_end_->first == key("abort")) unwritten_end_.reset();
 }
 
 Result<bool> NodeGroup::write_unwritten_end() {

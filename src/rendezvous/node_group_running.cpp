@@ -42,10 +42,8 @@ JobFailure NodeGroup::lost_node(int member, const std::string& why) const {
 }
 
 std::optional<JobFailure> NodeGroup::stored_failure_or(JobFailure fallback) {
-  auto stored = control_->compare_set(key("abort"), "", to_json(fallback));
-  if (!stored) keep_unwritten_end(to_json(fallback));
+  auto stored = write_round_end(to_json(fallback));
   if (stored) {
-    end_written();
     // Node 0 wrote the job's completion first: every node's workers had finished well, and
     // nothing after it is a failure of the job's.
     if (*stored == kComplete) return std::nullopt;
@@ -63,9 +61,7 @@ std::optional<JobFailure> NodeGroup::report(const JobFailure& failure) {
   if (options_.self.per_process() && mine.rank < 0) mine.rank = mine.member;
   // First come, first named: a report after another node's changes nothing. The reply holds
   // the job's verdict, whichever it is: this node has read it.
-  auto stored = control_->compare_set(key("abort"), "", to_json(mine));
-  if (stored) end_written();
-  if (!stored) keep_unwritten_end(to_json(mine));
+  auto stored = write_round_end(to_json(mine));
   // Node 0's store waits for its readers before it goes; etcd keeps the verdict.
   if (mine.member != 0 && !on_etcd()) (void)control_->set(node_key("heard", mine.member), "1");
   if (!stored || *stored == kComplete) return std::nullopt;
@@ -198,7 +194,6 @@ PeerNews NodeGroup::hear_abort() {
     return news;
   }
   last_contact_ = last_answer_ = Clock::now();
-  if (*heard) end_written();  // etcd holds the round's end
   if (!*heard) {
     // The long wait ended with nothing to say: wait again.
     if (auto again = watch_->start_get(key("abort"), watch_interval()); !again) {

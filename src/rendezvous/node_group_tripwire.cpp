@@ -148,9 +148,7 @@ PeerNews NodeGroup::hear_tripwire() {
 PeerNews NodeGroup::write_heard() {
   const std::string verdict = *heard_verdict_;
   heard_verdict_.reset();
-  auto stored = control_->compare_set(key("abort"), "", verdict);
-  if (stored) end_written();
-  if (!stored) keep_unwritten_end(verdict);
+  auto stored = write_round_end(verdict);
   return news_of(stored ? *stored : verdict);
 }
 

@@ -11,11 +11,7 @@
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/assert.sh"
-WORK=$(mktemp -d)
-export TMPDIR="$WORK"
-CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
-ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
-NET="ae$$"
+cluster_test_folders ae
 HOSTS=6  # 0-2: etcd's members; 3-5: the launchers
 NT=6     # --node-timeout; etcd stays down for longer
 MARK="aml-abort-etcd-$$"

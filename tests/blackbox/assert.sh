@@ -103,6 +103,17 @@ netns_up() {  # netns_up CLUSTER NET N: the hosts, or a failed check saying why 
     return 1
   fi
 }
+# A namespace-cluster test's setup: $WORK its folder (TMPDIR too: what it makes stays there),
+# $CLUSTER and $ETCD the cluster scripts, $NET its namespaces' prefix (NAME and this shell's pid).
+cluster_test_folders() {  # cluster_test_folders NAME
+  WORK=$(mktemp -d)
+  export TMPDIR="$WORK"
+  local scripts
+  scripts="$(dirname "${BASH_SOURCE[0]}")/../cluster"
+  CLUSTER="$scripts/netns_cluster.sh"
+  ETCD="$scripts/etcd_cluster.sh"
+  NET="$1$$"
+}
 # An etcd test's hosts: $HOSTS netns hosts, a three-member etcd on hosts 0-2 ($ENDPOINTS its
 # members); false where there are none (a failed check says why). $CLUSTER, $ETCD, $NET and
 # $WORK as the test sets them.

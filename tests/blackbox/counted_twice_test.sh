@@ -12,11 +12,7 @@
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/assert.sh"
-WORK=$(mktemp -d)
-export TMPDIR="$WORK"
-CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
-ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
-NET="ct$$"
+cluster_test_folders ct
 HOSTS=6  # 0-2: etcd's members; 3-5: the launchers (node 0, host 1, the spare)
 N0=3 H1=4 SPARE=5
 N0_NT=3      # --node-timeout: a lease's TTL; a wait on etcd fails after it. Node 0's lease

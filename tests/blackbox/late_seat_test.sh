@@ -22,11 +22,7 @@
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/assert.sh"
-WORK=$(mktemp -d)
-export TMPDIR="$WORK"
-CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
-ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
-NET="ls$$"
+cluster_test_folders ls
 HOSTS=6  # 0-2: the launchers; 3-5: etcd's members
 NT=30    # --node-timeout: a lease's TTL
 kill_all() { kill -KILL $(grep -l "MARK=aml-late-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3) 2>/dev/null; }

@@ -9,11 +9,7 @@
 set -u
 BIN=$(realpath "$1")
 . "$(dirname "$0")/assert.sh"
-WORK=$(mktemp -d)
-export TMPDIR="$WORK"
-CLUSTER="$(dirname "$0")/../cluster/netns_cluster.sh"
-ETCD="$(dirname "$0")/../cluster/etcd_cluster.sh"
-NET="nv$$"
+cluster_test_folders nv
 HOSTS=7  # 0-3: the launchers; 4-6: etcd's members
 MARK="aml-node0-verdict-$$"
 trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT

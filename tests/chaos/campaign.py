@@ -30,7 +30,7 @@ from history import History  # noqa: E402
 from hosts import Hosts  # noqa: E402
 from job import Job  # noqa: E402
 from nemesis import Nemesis  # noqa: E402
-from schedule import describe, draw, parse_mix  # noqa: E402
+from schedule import describe, draw, kinds_for, parse_mix  # noqa: E402
 
 HOSTS = 5
 ETCD_MEMBERS = (0, 1, 2)
@@ -101,7 +101,7 @@ def main():
         sys.exit("campaign: nft is missing (apt-get install nftables): the partitions need it")
     try:
         mix = parse_mix(args.mix)
-        draw(args.seed, args.engine, HOSTS, 1, 1, args.node_timeout, ETCD_MEMBERS, mix=mix)
+        kinds_for(args.engine, mix)
     except ValueError as e:
         print(f"campaign: {e}", file=sys.stderr)
         return 2

@@ -51,6 +51,17 @@ def parse_mix(text):
     return mix
 
 
+def kinds_for(engine, mix):
+    """The fault kinds an engine's campaign draws, with their weights under the mix (parse_mix's;
+    None: the usual ones). ValueError where the mix leaves none."""
+    mix = mix or {}
+    kinds = [(k, mix.get(k, v[0])) for k, v in KINDS.items() if engine in v[1]]
+    kinds = [(k, w) for k, w in kinds if w > 0]
+    if not kinds:
+        raise ValueError(f"--mix leaves no fault kind for {engine}")
+    return kinds
+
+
 def draw(seed, engine, hosts, minutes, per_minute, node_timeout, etcd_members=(), warmup=20.0,
          mix=None):
     """The campaign's faults, in time order: dicts with at, kind, host, pick, duration. mix: the
@@ -58,10 +69,7 @@ def draw(seed, engine, hosts, minutes, per_minute, node_timeout, etcd_members=()
     mix = mix or {}
     tag = "".join(f"/{k}={mix[k]:g}" for k in sorted(mix))  # "" for the usual mix: seeds keep theirs
     rng = random.Random(f"{seed}/{engine}/{hosts}/{minutes}/{per_minute}{tag}")
-    kinds = [k for k, v in KINDS.items() if engine in v[1] and mix.get(k, v[0]) > 0]
-    if not kinds:
-        raise ValueError(f"--mix leaves no fault kind for {engine}")
-    weights = [mix.get(k, KINDS[k][0]) for k in kinds]
+    kinds, weights = zip(*kinds_for(engine, mix))
     count = max(1, round(minutes * per_minute))
     span = minutes * 60.0
     gap = span / count
