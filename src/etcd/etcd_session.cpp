@@ -117,7 +117,7 @@ EtcdSession::~EtcdSession() {
 Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view range_end,
                                           long long revision, bool deletions_only,
                                           Clock::time_point deadline,
-                                          const std::vector<std::string>& also) {
+                                          const std::vector<std::string>& also, bool once_each) {
   json create = {{"key", to_base64(full_key(key))}, {"prev_kv", deletions_only}};
   if (!range_end.empty()) create["range_end"] = to_base64(full_key(range_end));
   if (revision > 0) create["start_revision"] = std::to_string(revision);
@@ -130,7 +130,7 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
   }
   std::string last_error = "no member tried";
   const std::size_t members = options_.endpoints.size();
-  for (std::size_t tried = 0; Clock::now() < deadline; ++tried) {
+  for (std::size_t tried = 0; Clock::now() < deadline && (!once_each || tried < members); ++tried) {
     const auto try_until = std::min(deadline, Clock::now() + member_try());
     const std::size_t member = (stream_member_ + tried) % members;
     auto opened = calls_->open(options_.endpoints[member], try_until);
@@ -148,7 +148,7 @@ Result<HttpConnection> EtcdSession::watch(std::string_view key, std::string_view
       if (member != stream_member_) streams_moved_to(member);  // the others' member failed
       return std::move(*opened);
     }
-    if (tried % members == members - 1) usleep(kMemberRetryPause.count() * 1000);
+    if (tried % members == members - 1 && !once_each) usleep(kMemberRetryPause.count() * 1000);
   }
   return invalid("etcd", endpoints_text(),
                  "an etcd member that starts a watch (none did in time; last: " + last_error + ")");

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "etcd/etcd_access.hpp"
@@ -73,10 +74,10 @@ class EtcdSession {
   }
   // A watch of [key, range_end) from `revision` on, on the first member that answers; and of
   // the keys `also` from the same revision, where given, on the same stream (the gateway reads
-  // each watch request of the body).
+  // each watch request of the body). once_each: each member tried once at most.
   Result<HttpConnection> watch(std::string_view key, std::string_view range_end, long long revision,
                                bool deletions_only, Clock::time_point deadline,
-                               const std::vector<std::string>& also = {});
+                               const std::vector<std::string>& also = {}, bool once_each = false);
   // Every stream of the session (its watches) is opened on one member, the streams' member
   // (etcd_stream_member.cpp); the epoch counts its moves. A stream opened at an older epoch
   // than this one is on a member that stopped serving: its reader opens it again on the
@@ -124,7 +125,7 @@ class EtcdSession {
                                                    bool join_generation);
   Result<bool> fire_wills(Clock::time_point deadline);
   Result<bool> join_generation(Clock::time_point deadline);
-  Result<bool> open_will_watch(Clock::time_point deadline);
+  Result<bool> open_will_watch(Clock::time_point deadline, bool once_each = false);
   // etcd_stream_member.cpp: where the streams' member was found not serving, the streams move
   // to the next member.
   void check_stream_member();
@@ -132,6 +133,9 @@ class EtcdSession {
 
   SessionOptions options_;
   std::optional<MemberCalls> calls_;
+  bool wills_on_ = false;  // watch_wills: this launcher sets the others' wills
+  // Its watch's last reopening failed so, and is not tried again before then (fire_wills).
+  std::optional<std::pair<Error, Clock::time_point>> wills_unopened_;
   std::optional<HttpConnection> wills_;  // deletions under kWills: launchers whose lease ended
   long long wills_seen_ = 0;             // the last revision read from that watch
   std::size_t wills_epoch_ = 0;          // the stream epoch it was opened at

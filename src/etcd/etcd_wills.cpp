@@ -13,6 +13,7 @@ using nlohmann::json;
 
 // From now on when it starts: the deletions it did not watch were the watchers' of then.
 Result<bool> EtcdSession::watch_wills(bool on, Clock::time_point deadline) {
+  wills_on_ = on;
   if (!on) {
     wills_.reset();
     wills_seen_ = 0;
@@ -21,9 +22,9 @@ Result<bool> EtcdSession::watch_wills(bool on, Clock::time_point deadline) {
   return wills_ ? Result<bool>(true) : open_will_watch(deadline);
 }
 
-Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
+Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline, bool once_each) {
   auto watching = watch(kWills, prefix_end(std::string(kWills)), wills_seen_ ? wills_seen_ + 1 : 0,
-                        true, deadline);
+                        true, deadline, {}, once_each);
   if (!watching) return watching.error();
   wills_.emplace(std::move(*watching));
   wills_epoch_ = stream_epoch_;
@@ -35,18 +36,28 @@ Result<bool> EtcdSession::open_will_watch(Clock::time_point deadline) {
 // A read comes before the write: launchers tend their leases at times of their own, so most
 // find the key set, and a thousand launchers do not make a thousand raft rounds of one will.
 Result<bool> EtcdSession::fire_wills(Clock::time_point deadline) {
-  while (wills_) {
-    if (wills_epoch_ != stream_epoch_) {
-      // Its member stopped serving: it says nothing more. Again on the streams' member, from
-      // where it was.
-      wills_.reset();
-      if (auto again = open_will_watch(deadline); !again) return again.error();
-      continue;
+  // Its watch is opened again on each member once at most, within one member's try, not the
+  // caller's deadline; where none took it, not again for as long: etcd is out of reach
+  // meanwhile, and every tending says so at once. A running round's poll tends the session
+  // before each call, and must not wait out an etcd that does not answer while its tripwire,
+  // workers and signals wait (its grace counts from etcd's last answer).
+  const auto reopen_until = std::min(deadline, Clock::now() + member_try());
+  while (wills_on_) {
+    // Its member stopped serving: it says nothing more. Again on the streams' member.
+    if (wills_ && wills_epoch_ != stream_epoch_) wills_.reset();
+    if (!wills_ && wills_unopened_ && Clock::now() < wills_unopened_->second)
+      return wills_unopened_->first;
+    if (!wills_) {
+      auto again = open_will_watch(reopen_until, true);
+      if (!again) {
+        wills_unopened_.emplace(again.error(), Clock::now() + member_try());
+        return again.error();
+      }
+      wills_unopened_.reset();
     }
     auto message = wills_->next_message(Clock::now());
     if (!message) {
       wills_.reset();  // its member was lost: watch again on another, from where it was
-      if (auto again = open_will_watch(deadline); !again) return again.error();
       continue;
     }
     if (!*message) return true;

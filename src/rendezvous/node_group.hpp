@@ -313,9 +313,9 @@ class NodeGroup : public PeerLink {
   PeerNews hear_tripwire();
   bool came_to_round(int member);         // node 0: the member armed its tripwire
   Result<StoreClient> own_store() const;  // node 0: to the store it serves the workers
-  // Node 0 under etcd, leaving for a loss it cannot write to etcd (etcd out of its reach): its
-  // members hear why on its tripwire, rather than its store's closing alone.
-  void tell_members_why(const JobFailure& loss);
+  // Node 0 under etcd, ending its round with a verdict etcd did not take (out of its reach):
+  // its members hear it on their tripwire, not its store's closing taken for its death.
+  void tell_members(const std::string& verdict);
   PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
   Result<std::string> write_round_end(const std::string& verdict);  // node_group_round_end.cpp
   void keep_unwritten_end(const std::string& verdict);  // etcd: written at the next join

@@ -14,7 +14,11 @@ namespace aml {
 // The verdict the rendezvous holds once this one is written (this one, or the first before it).
 Result<std::string> NodeGroup::write_round_end(const std::string& verdict) {
   auto stored = control_->compare_set(key("abort"), "", verdict);
-  if (!stored) keep_unwritten_end(verdict);
+  if (stored) return stored;
+  keep_unwritten_end(verdict);
+  // Node 0's members hear it now on their tripwire, and keep it too: its store's closing
+  // would tell them node 0 died, and one of them would write that first.
+  if (options_.self.node_rank == 0) tell_members(verdict);
   return stored;
 }
 

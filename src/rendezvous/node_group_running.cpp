@@ -266,7 +266,9 @@ JobFailure NodeGroup::lost_contact(const std::string& why) {
   // Node 0's store is node 0's launcher, unless its host sits the round out.
   if (!on_etcd()) return node0_serves_own_store() ? lost_rendezvous(why) : lost_node(0, why);
   JobFailure lost = lost_rendezvous(why);
-  if (options_.self.node_rank == 0) tell_members_why(lost);
+  // To its members node 0 is lost, as by its closing, and they go on as they would (a new
+  // round, where etcd answers them); its reason comes with it.
+  if (options_.self.node_rank == 0) tell_members(to_json(lost_node(0, lost.status)));
   keep_unwritten_end(to_json(lost));  // the round ends here; etcd could not be told
   return lost;
 }

@@ -40,6 +40,10 @@ void NodeGroup::open_events() {
   watch_for_input(events_.get(), watch_->fd());
   if (notice_watch_) watch_for_input(events_.get(), notice_watch_->fd());
   if (!on_etcd()) return;
+  // The watch's upkeep (opened again, the session tended) waits on etcd no longer than this:
+  // etcd's silence is judged from its last answer (etcd_in_grace), and a call that waited out
+  // --node-timeout would keep the tripwire, the workers and signals unheard meanwhile.
+  watch_->set_reply_timeout(group_timing::kShortestReplyTimeout);
   tripwire_due_ = true;
   next_seat_due_ = options_.elastic.has_value();
 }
@@ -95,12 +99,10 @@ bool NodeGroup::came_to_round(int member) {
   return !came || *came;
 }
 
-void NodeGroup::tell_members_why(const JobFailure& loss) {
+void NodeGroup::tell_members(const std::string& verdict) {
   if (!workers_store_ || !tripwire_) return;  // no tripwire armed: none listens
   auto own = own_store();
-  // To them node 0 is lost, as by its closing, and they go on as they would (a new round, where
-  // etcd answers them); its reason comes with it.
-  if (own) (void)own->set(kTripKey, to_json(lost_node(0, loss.status)));
+  if (own) (void)own->set(kTripKey, verdict);
 }
 
 // The round's descriptor (events_) stays: the supervisor waits on it until the round ends.

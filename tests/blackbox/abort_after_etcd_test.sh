@@ -6,7 +6,9 @@
 # end. Before, once etcd was back they all counted in for the next round and waited for a seat
 # until --rdzv-timeout: a round is claimed only after the last one's end is in etcd, and no
 # lease ended (etcd ends none without a leader). Now each writes the end it kept at its next
-# join, and the next round forms as soon as etcd answers.
+# join, and the next round forms as soon as etcd answers. The failed worker is node 0's: its
+# members hear its verdict on their tripwire (etcd cannot take it), and every launcher names
+# that worker, not node 0's store's closing taken for its death.
 # usage: abort_after_etcd_test.sh AML_LAUNCH
 set -u
 BIN=$(realpath "$1")
@@ -21,7 +23,7 @@ etcd_hosts_up || { finish; exit; }
 # A worker exits 1 once its fail file for this round exists; all end well once "done" does.
 cat >"$WORK/worker.sh" <<'EOS'
 #!/bin/sh
-touch "$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
+echo "$GROUP_RANK" >"$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
 until [ -e "$W/done" ]; do
   [ -e "$W/fail.$HOST_ID.$TORCHELASTIC_RESTART_COUNT" ] && exit 1
   sleep 0.05
@@ -42,8 +44,9 @@ start() {  # start HOST: its launcher, in the background
 for h in 3 4 5; do start $h; done
 for h in 3 4 5; do wait_file "$WORK/ran.$h.0" 30; done
 check "round 0 runs on the three hosts" bash -c "ls '$WORK'/ran.*.0 | wc -l | grep -qx 3"
+node0=$(grep -lx 0 "$WORK"/ran.*.0 | head -1 | sed 's/.*ran\.\([0-9]*\)\.0$/\1/')
 for m in 0 1 2; do bash "$ETCD" kill "$WORK" $m; done
-touch "$WORK/fail.5.0"
+touch "$WORK/fail.$node0.0"
 ended_all() {  # every launcher ended round 0 (within --node-timeout and its calls' wait)
   for _ in $(seq $((NT * 3 * 10))); do
     [ "$(cat "$WORK"/events.* | grep -c '"kind":"round_ended"')" = 3 ] && return 0
@@ -51,7 +54,14 @@ ended_all() {  # every launcher ended round 0 (within --node-timeout and its cal
   done
   return 1
 }
-check "etcd down, host 5's worker failed: every launcher ends round 0" ended_all
+check "etcd down, node 0's worker failed (host $node0): every launcher ends round 0" ended_all
+named=$(/usr/bin/python3 -c '
+import json, sys
+ends = [json.loads(line) for path in sys.argv[1:] for line in open(path)]
+print(sum(1 for e in ends if e["kind"] == "round_ended" and e["round"] == 0 and
+          (f := e["details"]["first_failure"] or {}).get("node_rank") == 0 and
+          f.get("pid", 0) > 0 and f.get("exit_code") == 1))' "$WORK"/events.*)
+check "... each naming that worker's exit 1 as round 0's first failure ($named of 3)" [ "$named" = 3 ]
 sleep 2  # they wait for etcd to answer
 check "etcd up again on its members' data (every lease renewed)" bash "$ETCD" up "$NET" "$WORK" 0 1 2
 back=$(date +%s%N)
@@ -65,5 +75,5 @@ touch "$WORK/done"
 got=""
 for h in 3 4 5; do wait_file "$WORK/status.$h" 30; got="$got$(cat "$WORK/status.$h" 2>/dev/null) "; done
 check "the job ends 0 on the three hosts ($got)" [ "$got" = "0 0 0 " ]
-[ "$failed" = 0 ] || { tail -n 12 "$WORK"/out.*; cat "$WORK"/events.*; }
+[ "$failed" = 0 ] || { tail -n 12 "$WORK"/out.*; grep -h round_ended "$WORK"/events.*; }
 finish
