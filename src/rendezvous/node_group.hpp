@@ -313,8 +313,8 @@ class NodeGroup : public PeerLink {
   PeerNews hear_tripwire();
   bool came_to_round(int member);         // node 0: the member armed its tripwire
   Result<StoreClient> own_store() const;  // node 0: to the store it serves the workers
-  // Node 0 under etcd, ending its round with a verdict etcd did not take (out of its reach):
-  // its members hear it on their tripwire, not its store's closing taken for its death.
+  // Node 0 under etcd, ending its round: its members hear the verdict on their tripwire at
+  // once, not only from etcd, and never its store's closing taken for its death.
   void tell_members(const std::string& verdict);
   PeerNews write_heard();  // the loss heard on the tripwire, into the round's abort key
   Result<std::string> write_round_end(const std::string& verdict);  // node_group_round_end.cpp

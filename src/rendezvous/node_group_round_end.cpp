@@ -13,12 +13,13 @@ namespace aml {
 
 // The verdict the rendezvous holds once this one is written (this one, or the first before it).
 Result<std::string> NodeGroup::write_round_end(const std::string& verdict) {
-  auto stored = control_->compare_set(key("abort"), "", verdict);
-  if (stored) return stored;
-  keep_unwritten_end(verdict);
-  // Node 0's members hear it now on their tripwire, and keep it too: its store's closing
-  // would tell them node 0 died, and one of them would write that first.
+  // Node 0's members hear it first on their tripwire, whatever etcd does: where etcd is out of
+  // reach, its write waits out --node-timeout, and meanwhile its store's closing would tell
+  // them node 0 died, or their own wait would end the round for the rendezvous lost. Each
+  // writes what it heard, the same verdict (first come, first named).
   if (options_.self.node_rank == 0) tell_members(verdict);
+  auto stored = control_->compare_set(key("abort"), "", verdict);
+  if (!stored) keep_unwritten_end(verdict);
   return stored;
 }
 

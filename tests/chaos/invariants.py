@@ -8,7 +8,8 @@
    older than the newest checkpoint done before it looked, and a round loses at most the steps
    since the last checkpoint;
 4. one verdict: in each incarnation of the job, the launchers that ended on their own all end with
-   the same status and the same first failure; the campaign's final SIGTERM ends it as a stop;
+   the same status and the same first failure; the campaign's final SIGTERM ends it as a stop
+   (143), or, for a launcher that heard a notice before it, as that preemption (200);
 5. (leaks.py) nothing left behind; descriptors and memory flat;
 6. the reports are right: the launchers' events name every round the workers ran in, and each
    launcher's summary's running time agrees with its workers' own timestamps within 2 % (and
@@ -158,6 +159,14 @@ def killed_launches(record):
             if f.get("kind") in ("kill_launcher", "kill_node0") and f.get("target")}
 
 
+def notice_before(launch, stopped_at):
+    """Whether the launcher heard a notice before the final SIGTERM: the stop that follows a
+    notice is that preemption's end, exit 200 (docs/guides/spot-and-maintenance.md, "The end").
+    A launcher waiting for a seat hears no notice: the same SIGTERM ends it 143, a stop."""
+    return any(row.get("kind") == "notice" and event_time(row) < stopped_at
+               for row in read_jsonl(launch.files["events"]))
+
+
 def one_verdict(job, record):
     killed = killed_launches(record)
     broken, told = [], []
@@ -216,7 +225,8 @@ def one_verdict(job, record):
     stopped_at = getattr(job, "stopped_at", None) or 0
     last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed
             and (l.ended is None or l.ended >= stopped_at - 1)]
-    if any(l.proc.returncode != 143 for l in last):
+    if any(l.proc.returncode != 143 and not (l.proc.returncode == 200 and
+                                             notice_before(l, stopped_at)) for l in last):
         broken.append("the final SIGTERM: " + ", ".join(
             f"launch {l.number} on host {l.host} exit {l.proc.returncode}" for l in last))
     return result("4. one verdict", broken, "; ".join(told), broken)
