@@ -17,7 +17,7 @@ cluster_test_folders ae
 HOSTS=6  # 0-2: etcd's members; 3-5: the launchers
 NT=6     # --node-timeout; etcd stays down for longer
 MARK="aml-abort-etcd-$$"
-trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT
+etcd_test_cleanup_at_exit
 etcd_hosts_up || { finish; exit; }
 
 # A worker exits 1 once its fail file for this round exists; all end well once "done" does.

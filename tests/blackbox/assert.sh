@@ -114,6 +114,20 @@ cluster_test_folders() {  # cluster_test_folders NAME
   ETCD="$scripts/etcd_cluster.sh"
   NET="$1$$"
 }
+# An etcd test's end, whatever ends it: its marked processes ($MARK), etcd's members, its hosts
+# and $WORK go.
+etcd_test_cleanup_at_exit() {
+  trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT
+}
+# $WORK/worker.sh: a worker that says it ran ($W/ran.HOST_ID.ROUND), then runs until $W/done.
+write_worker_until_done() {
+  cat >"$WORK/worker.sh" <<'EOS'
+#!/bin/sh
+touch "$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
+until [ -e "$W/done" ]; do sleep 0.05; done
+EOS
+  chmod +x "$WORK/worker.sh"
+}
 # An etcd test's hosts: $HOSTS netns hosts, a three-member etcd on hosts 0-2 ($ENDPOINTS its
 # members); false where there are none (a failed check says why). $CLUSTER, $ETCD, $NET and
 # $WORK as the test sets them.

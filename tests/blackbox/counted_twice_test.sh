@@ -19,15 +19,10 @@ N0_NT=3      # --node-timeout: a lease's TTL; a wait on etcd fails after it. Nod
 H1_NT=12     # ends soon after etcd's return; host 1's outlives its pause across that return
 SPARE_NT=20  # the spare's: its lease outlives the pause below (the seats given meanwhile)
 MARK="aml-twice-$$"
-trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT
+etcd_test_cleanup_at_exit
 etcd_hosts_up || { finish; exit; }
 
-cat >"$WORK/worker.sh" <<'EOF'
-#!/bin/sh
-touch "$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
-until [ -e "$W/done" ]; do sleep 0.05; done
-EOF
-chmod +x "$WORK/worker.sh"
+write_worker_until_done
 start() {  # start HOST NODE_TIMEOUT: its launcher, in the background
   (
     bash "$CLUSTER" exec "$NET" "$1" env -i PATH=/usr/bin:/bin W="$WORK" HOST_ID="$1" \

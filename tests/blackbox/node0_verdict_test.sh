@@ -12,18 +12,12 @@ BIN=$(realpath "$1")
 cluster_test_folders nv
 HOSTS=7  # 0-3: the launchers; 4-6: etcd's members
 MARK="aml-node0-verdict-$$"
-trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT
+etcd_test_cleanup_at_exit
 netns_up "$CLUSTER" "$NET" $HOSTS || { finish; exit; }
 check "etcd: a three-member cluster starts on hosts 4-6" bash "$ETCD" up "$NET" "$WORK" 4 5 6
 ENDPOINTS=$(bash "$ETCD" endpoints 4 5 6)
 
-# Each worker says it ran, then runs until $W/done.
-cat >"$WORK/worker.sh" <<'EOF'
-#!/bin/sh
-touch "$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
-until [ -e "$W/done" ]; do sleep 0.05; done
-EOF
-chmod +x "$WORK/worker.sh"
+write_worker_until_done
 start() {  # start HOST: its launcher, in the background; its check fails while $W/sick.HOST is
   (
     bash "$CLUSTER" exec "$NET" "$1" env -i PATH=/usr/bin:/bin W="$WORK" HOST_ID="$1" \

@@ -16,16 +16,10 @@ HOSTS=6  # 0-2: etcd's members; 3-5: the launchers
 NT=10    # --node-timeout: the survivors must hear the loss long before it
 J=td
 MARK="aml-tripwire-etcd-$$"
-trap 'kill_marked_processes "$MARK"; bash "$ETCD" down "$WORK"; bash "$CLUSTER" down "$NET" $HOSTS; rm -rf "$WORK"' EXIT
+etcd_test_cleanup_at_exit
 etcd_hosts_up || { finish; exit; }
 
-# A worker runs until "done" exists, then ends well.
-cat >"$WORK/worker.sh" <<'EOS'
-#!/bin/sh
-touch "$W/ran.$HOST_ID.$TORCHELASTIC_RESTART_COUNT"
-until [ -e "$W/done" ]; do sleep 0.05; done
-EOS
-chmod +x "$WORK/worker.sh"
+write_worker_until_done
 CMD=("$WORK/worker.sh")
 for h in 3 4 5; do
   start $J $h no_env --nnodes 2:3 --node-timeout $NT --rdzv-timeout 60 --max-restarts 1 \
