@@ -170,6 +170,15 @@ def notice_before(launch, stopped_at):
 def one_verdict(job, record):
     killed = killed_launches(record)
     broken, told = [], []
+    # The launchers the final SIGTERM found (one gone alone before it, counted lost or
+    # preempted, is judged with its incarnation below): each ends as a stop, 143, or as the end
+    # of a notice it heard before, 200, which its incarnation counts as the same stop.
+    stopped_at = getattr(job, "stopped_at", None) or 0
+    last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed
+            and (l.ended is None or l.ended >= stopped_at - 1)]
+    after_notice = {l.number for l in last
+                    if l.proc.returncode == 200 and notice_before(l, stopped_at)}
+    as_stopped = (143, 143, (None, None, None))
     for incarnation in sorted({l.incarnation for l in job.launches}):
         ends, gone_alone = [], 0
         for launch in job.launches:
@@ -212,7 +221,7 @@ def one_verdict(job, record):
             ends.append((launch.proc.returncode, summary.get("exit_code"),
                          (failure.get("rank"), failure.get("host"), failure.get("pid")),
                          launch.number))
-        statuses = {(e[0], e[1], e[2]) for e in ends}
+        statuses = {as_stopped if e[3] in after_notice else (e[0], e[1], e[2]) for e in ends}
         stragglers = sum(l.stopped_by_harness for l in job.launches if l.incarnation == incarnation)
         told.append(f"incarnation {incarnation}: " + ", ".join(sorted({str(e[0]) for e in ends})) +
                     (f" ({stragglers} come after its end, stopped)" if stragglers else "") +
@@ -220,13 +229,7 @@ def one_verdict(job, record):
         if len(statuses) > 1:
             broken.append(f"incarnation {incarnation}: launchers end differently: "
                           f"{sorted(map(str, ends))}")
-    # The launchers the final SIGTERM found (one gone alone before it, counted lost or
-    # preempted, is judged with its incarnation above).
-    stopped_at = getattr(job, "stopped_at", None) or 0
-    last = [l for l in job.launches if l.incarnation == job.incarnation and l.number not in killed
-            and (l.ended is None or l.ended >= stopped_at - 1)]
-    if any(l.proc.returncode != 143 and not (l.proc.returncode == 200 and
-                                             notice_before(l, stopped_at)) for l in last):
+    if any(l.proc.returncode != 143 and l.number not in after_notice for l in last):
         broken.append("the final SIGTERM: " + ", ".join(
             f"launch {l.number} on host {l.host} exit {l.proc.returncode}" for l in last))
     return result("4. one verdict", broken, "; ".join(told), broken)
